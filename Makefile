@@ -1,0 +1,121 @@
+# execinfo_ex: see README.md. Targets: all (default), demo, test, bench,
+# install, uninstall, clean. Variables: PREFIX, DESTDIR, LIBDIR, CC, CFLAGS.
+
+VERSION    := 0.1.0
+SOVERSION  := 0
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/execinfo_ex
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+BUILD   := build
+PKGS    := libunwind libdw libelf
+
+DEP_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+DEP_LIBS   := $(shell pkg-config --libs $(PKGS)) -lpthread
+LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP_CFLAGS)
+
+# The signal-safe world: objects whose undefined symbols must all be on
+# tests/tools/signal_safe_allowlist.txt (checked by make test).
+SIGNAL_SAFE_SOURCES := \
+	src/base/fd_write.c \
+	src/base/text_out.c \
+	src/unwind/capture.c \
+	src/symbolize/index_reader.c \
+	src/symbolize/lookup.c \
+	src/symbolize/maps_fallback.c \
+	src/symbolize/frame_format.c \
+	src/symbolize/symbols_fd.c
+NORMAL_SOURCES := \
+	src/base/options.c \
+	src/unwind/cache_policy.c \
+	src/symbolize/module_list.c \
+	src/symbolize/symbol_table.c \
+	src/symbolize/debug_file.c \
+	src/symbolize/line_table.c \
+	src/symbolize/module_data.c \
+	src/symbolize/index.c \
+	src/symbolize/symbols.c \
+	src/symbolize/resolve.c
+
+SOURCES     := $(SIGNAL_SAFE_SOURCES) $(NORMAL_SOURCES)
+OBJECTS     := $(SOURCES:%.c=$(BUILD)/obj/%.o)
+SAFE_OBJECTS := $(SIGNAL_SAFE_SOURCES:%.c=$(BUILD)/obj/%.o)
+
+SONAME      := libexecinfo_ex.so.$(SOVERSION)
+SHARED      := $(BUILD)/libexecinfo_ex.so.$(VERSION)
+STATIC      := $(BUILD)/libexecinfo_ex.a
+
+.PHONY: all demo test test-unit test-checks test-integration test-stress bench install uninstall clean
+all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/execinfo_ex.pc
+
+$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+
+$(SHARED): $(OBJECTS) src/exports.map
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script,src/exports.map \
+		-Wl,-z,now -Wl,--no-undefined -o $@ $(OBJECTS) $(DEP_LIBS)
+
+$(BUILD)/libexecinfo_ex.so: $(SHARED)
+	ln -sf libexecinfo_ex.so.$(VERSION) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
+
+$(STATIC): $(OBJECTS)
+	rm -f $@
+	ar rcs $@ $(OBJECTS)
+
+$(BUILD)/execinfo_ex.pc: execinfo_ex.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# ---- examples and demo ------------------------------------------------------
+EXAMPLE_CFLAGS := -std=gnu11 -O0 -g -Wall -Iinclude
+EXAMPLE_LIBS   := -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+$(BUILD)/examples/%: examples/%.c all
+	@mkdir -p $(dir $@)
+	$(CC) $(EXAMPLE_CFLAGS) $< -o $@ $(EXAMPLE_LIBS)
+
+demo: $(BUILD)/examples/print_trace $(BUILD)/examples/crash_handler
+	@echo "== examples/print_trace.c: the glibc manual's example, on execinfo_ex"
+	$(BUILD)/examples/print_trace
+	@echo "== examples/crash_handler.c: a user's SIGSEGV handler"
+	$(BUILD)/examples/crash_handler; status=$$?; \
+	  echo "(crash_handler exited with status $$status, as a SIGSEGV death: 139)"
+
+# ---- tests --------------------------------------------------------------------
+include tests/tests.mk
+
+# ---- benchmarks ---------------------------------------------------------------
+include bench/bench.mk
+
+# ---- install ------------------------------------------------------------------
+MAN3 := $(wildcard man/man3/*.3)
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DOCDIR)/examples
+	install -m 644 include/execinfo_ex.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf libexecinfo_ex.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libexecinfo_ex.so
+	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(BUILD)/execinfo_ex.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 examples/*.c $(DESTDIR)$(DOCDIR)/examples/
+	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/execinfo_ex.h \
+	      $(DESTDIR)$(LIBDIR)/libexecinfo_ex.so* $(DESTDIR)$(LIBDIR)/libexecinfo_ex.a \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc
+	rm -f $(patsubst man/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(MAN3))
+	rm -rf $(DESTDIR)$(DOCDIR)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,118 @@
+/* execinfo_ex.h: glibc-compatible backtraces that are safe in a signal
+ * handler, name static functions, and know file:line.
+ *
+ * This is the library's only public header. It can replace <execinfo.h>:
+ * the first three declarations are glibc's, with glibc's semantics and
+ * output. Every function states:
+ *   AS-Safe   whether it may be called from a signal handler that
+ *             interrupted anything (malloc, dlopen, another backtrace);
+ *   MT-Safe   whether threads may call it at once;
+ *   Needs     what must have happened first.
+ *
+ * Symbol data comes from an index built in the normal world (when the
+ * library is loaded, at the first symbolizing call, and again when the set
+ * of loaded modules changes) and read lock-free by the AS-Safe calls. A
+ * module that is not yet indexed is written as path(+0xoffset). */
+#ifndef EXECINFO_EX_H
+#define EXECINFO_EX_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- glibc-compatible ------------------------------------------------ */
+
+/* Store up to SIZE return addresses of the calling thread, the caller of
+ * backtrace first, and return how many were stored (0 when SIZE <= 0).
+ * AS-Safe, also on the first call in the process (no malloc, no dlopen;
+ * glibc's first call dlopens libgcc_s). MT-Safe. */
+int backtrace(void **buffer, int size);
+
+/* Translate SIZE addresses into strings "path(function+0xoffset) [0xaddr]"
+ * (glibc's shapes "path(+0xoffset) [0xaddr]", "path() [0xaddr]" and
+ * "[0xaddr]" where glibc prints them). Function names come from the full
+ * symbol table, so static functions are named without -rdynamic. The
+ * result is one malloc'd block: free() the array only. Returns NULL with
+ * errno ENOMEM when memory runs out, and NULL for SIZE <= 0 or a NULL
+ * BUFFER. Not AS-Safe (it mallocs). MT-Safe. Refreshes the index if
+ * modules were loaded or unloaded. */
+char **backtrace_symbols(void *const *buffer, int size);
+
+/* Write the same translation to FD, one line per address, in glibc's fd
+ * shape "path(function+0xoffset)[0xaddr]". Never mallocs. A bad fd, a full
+ * device or a pipe without reader makes it return quietly: no SIGPIPE, and
+ * errno is left as it was. AS-Safe. MT-Safe (lines of two threads writing
+ * to one fd are not interleaved within a write). */
+void backtrace_symbols_fd(void *const *buffer, int size, int fd);
+
+/* ---- extensions -------------------------------------------------------- */
+
+/* For an SA_SIGINFO handler: store up to SIZE addresses of the context
+ * UCONTEXT (the handler's third argument). The first is the interrupted
+ * instruction itself, the next ones return addresses; the handler's own
+ * frames and the signal trampoline do not appear. Returns the count, 0 for
+ * SIZE <= 0 or a NULL UCONTEXT. AS-Safe. MT-Safe. */
+int backtrace_ucontext(void **buffer, int size, const void *ucontext);
+
+/* Write the calling thread's trace to stderr, starting at the caller of
+ * print_trace: "Obtained N stack frames." then one line per frame in the
+ * backtrace_symbols shape, with " at file:line" appended where the line
+ * index has the frame (by default: the main executable; see
+ * EXECINFO_EX_OPTIONS in the README). At most 128 frames. AS-Safe. MT-Safe. */
+void print_trace(void);
+
+/* print_trace to FD. AS-Safe. MT-Safe. */
+void print_trace_fd(int fd);
+
+/* Write SIZE frames to FD as print_trace does (symbols shape, " at
+ * file:line" where known), without the "Obtained" header. FLAGS: 0 when
+ * every address is a return address (from backtrace), or
+ * BACKTRACE_FIRST_IS_PC when buffer[0] is an interrupted instruction (from
+ * backtrace_ucontext), so its line is looked up exactly. AS-Safe. MT-Safe. */
+void backtrace_print_fd(void *const *buffer, int size, int flags, int fd);
+
+#define BACKTRACE_FIRST_IS_PC 1
+
+/* Rebuild the symbol index now if modules were loaded or unloaded since it
+ * was built (for example after dlopen, before a signal-safe call that
+ * should name the new module). Returns 0, or a negative errno-style code
+ * if the index could not be built (the old one stays). Not AS-Safe.
+ * MT-Safe. */
+int backtrace_refresh_index(void);
+
+/* One frame of a resolved trace. An address whose code was inlined gives
+ * several frames: first the innermost inlined function, with inlined = 1,
+ * then its callers; the last frame of a group is the real (physical)
+ * frame, with inlined = 0. Strings are NULL when unknown. */
+struct backtrace_frame {
+    void *address;          /* the address given */
+    const char *module;     /* path of the module holding it */
+    void *module_base;      /* load bias of that module */
+    const char *function;   /* function name (inlined callee for inlined) */
+    unsigned long offset;   /* address - function start; or - module_base
+                               when function is NULL */
+    const char *file;       /* source file */
+    unsigned int line;      /* source line, 0 when unknown */
+    unsigned int column;    /* source column, 0 when unknown */
+    int inlined;            /* 1 when this frame was inlined into the next */
+    int index;              /* position of address in the input buffer */
+};
+
+/* Resolve SIZE addresses into *FRAMES: module, function, offset, file,
+ * line, column and inlined callers, from the full symbol table and DWARF
+ * (libdw, all modules, separate debug files followed). FLAGS as for
+ * backtrace_print_fd. Returns the number of frames (>= SIZE when every
+ * address resolves to at least one), with *FRAMES one malloc'd block to
+ * free() once; or -1 with errno ENOMEM (or EINVAL for a NULL argument or
+ * SIZE < 0), *FRAMES then NULL. Not AS-Safe (it mallocs and reads files).
+ * MT-Safe. */
+int backtrace_resolve(void *const *buffer, int size, int flags,
+                      struct backtrace_frame **frames);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EXECINFO_EX_H */

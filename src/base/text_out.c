@@ -1,0 +1,112 @@
+/* text_out.c: buffered text building and number formatting.
+ * World: signal-safe (no malloc, no stdio, no locale; only fd_write_all). */
+#include "text_out.h"
+#include "fd_write.h"
+
+#include <string.h>
+
+void text_out_init_fd(struct text_out *out, int fd, char *buffer, size_t capacity)
+{
+    out->buffer = buffer;
+    out->capacity = capacity;
+    out->length = 0;
+    out->line_start = 0;
+    out->total = 0;
+    out->fd = fd;
+    out->error = 0;
+}
+
+void text_out_init_buffer(struct text_out *out, char *buffer, size_t capacity)
+{
+    text_out_init_fd(out, -1, buffer, capacity);
+}
+
+static void write_out(struct text_out *out, size_t count)
+{
+    if (out->error == 0 && count > 0)
+        out->error = fd_write_all(out->fd, out->buffer, count);
+    memmove(out->buffer, out->buffer + count, out->length - count);
+    out->length -= count;
+    out->line_start -= count;
+}
+
+/* Make room: write the finished lines, or everything if one line alone
+ * fills the buffer. */
+static void make_room(struct text_out *out)
+{
+    if (out->line_start > 0)
+        write_out(out, out->line_start);
+    else
+        write_out(out, out->length);
+}
+
+void text_out_bytes(struct text_out *out, const char *data, size_t length)
+{
+    out->total += length;
+    while (length > 0) {
+        size_t room = out->capacity - out->length;
+        if (room == 0) {
+            if (out->fd < 0 || out->capacity == 0)
+                return;
+            make_room(out);
+            continue;
+        }
+        size_t chunk = length < room ? length : room;
+        memcpy(out->buffer + out->length, data, chunk);
+        out->length += chunk;
+        data += chunk;
+        length -= chunk;
+    }
+}
+
+void text_out_string(struct text_out *out, const char *text)
+{
+    text_out_bytes(out, text, strlen(text));
+}
+
+void text_out_char(struct text_out *out, char c)
+{
+    text_out_bytes(out, &c, 1);
+}
+
+size_t format_unsigned(char *digits, uint64_t value, unsigned base)
+{
+    static const char alphabet[] = "0123456789abcdef";
+    char reversed[64];
+    size_t count = 0;
+
+    do {
+        reversed[count++] = alphabet[value % base];
+        value /= base;
+    } while (value != 0);
+    for (size_t i = 0; i < count; i++)
+        digits[i] = reversed[count - 1 - i];
+    digits[count] = '\0';
+    return count;
+}
+
+void text_out_hex(struct text_out *out, uintptr_t value)
+{
+    char digits[65];
+    text_out_bytes(out, digits, format_unsigned(digits, value, 16));
+}
+
+void text_out_decimal(struct text_out *out, uint64_t value)
+{
+    char digits[65];
+    text_out_bytes(out, digits, format_unsigned(digits, value, 10));
+}
+
+void text_out_end_line(struct text_out *out)
+{
+    out->line_start = out->length;
+}
+
+int text_out_flush(struct text_out *out)
+{
+    if (out->fd >= 0) {
+        out->line_start = out->length;
+        write_out(out, out->length);
+    }
+    return out->error;
+}

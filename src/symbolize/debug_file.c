@@ -1,0 +1,140 @@
+/* debug_file.c: separate debug files, by build-id and by .gnu_debuglink.
+ * World: normal (libelf, malloc, open).
+ * The debuglink CRC is not checked: the build-id comparison covers files
+ * that have one, and a wrong debug file only costs wrong names. */
+#define _GNU_SOURCE
+#include "debug_file.h"
+#include "module_list.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *debug_file_root(void)
+{
+    const char *root = secure_getenv("EXECINFO_EX_DEBUG_ROOT");
+    return root && root[0] ? root : "/usr/lib/debug";
+}
+
+unsigned elf_file_build_id(Elf *elf, unsigned char *id, size_t capacity)
+{
+    Elf_Scn *section = NULL;
+
+    while ((section = elf_nextscn(elf, section)) != NULL) {
+        GElf_Shdr header;
+        if (gelf_getshdr(section, &header) == NULL || header.sh_type != SHT_NOTE)
+            continue;
+        Elf_Data *data = elf_getdata(section, NULL);
+        if (data == NULL || data->d_buf == NULL)
+            continue;
+        unsigned char found[MODULE_BUILD_ID_MAX];
+        unsigned length = build_id_from_notes(data->d_buf, data->d_size, found);
+        if (length > 0 && length <= capacity) {
+            memcpy(id, found, length);
+            return length;
+        }
+    }
+    return 0;
+}
+
+static Elf *open_candidate(const char *path, const unsigned char *build_id,
+                           unsigned build_id_length, int *fd_out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    if (elf != NULL && elf_kind(elf) == ELF_K_ELF) {
+        unsigned char id[MODULE_BUILD_ID_MAX];
+        unsigned length = elf_file_build_id(elf, id, sizeof id);
+        if (build_id_length == 0 || length == 0 ||
+            (length == build_id_length && memcmp(id, build_id, length) == 0)) {
+            *fd_out = fd;
+            return elf;
+        }
+    }
+    if (elf != NULL)
+        elf_end(elf);
+    close(fd);
+    return NULL;
+}
+
+static Elf *open_by_build_id(const unsigned char *id, unsigned length, int *fd)
+{
+    char path[PATH_MAX];
+    int at;
+
+    if (length < 2)
+        return NULL;
+    at = snprintf(path, sizeof path, "%s/.build-id/%02x/", debug_file_root(), id[0]);
+    for (unsigned i = 1; i < length && at > 0 && (size_t)at < sizeof path - 8; i++)
+        at += snprintf(path + at, sizeof path - (size_t)at, "%02x", id[i]);
+    if (at <= 0 || (size_t)at >= sizeof path - 8)
+        return NULL;
+    strcpy(path + at, ".debug");
+    return open_candidate(path, id, length, fd);
+}
+
+static const char *debuglink_name(Elf *elf)
+{
+    size_t strings_index;
+    Elf_Scn *section = NULL;
+
+    if (elf_getshdrstrndx(elf, &strings_index) != 0)
+        return NULL;
+    while ((section = elf_nextscn(elf, section)) != NULL) {
+        GElf_Shdr header;
+        if (gelf_getshdr(section, &header) == NULL)
+            continue;
+        const char *name = elf_strptr(elf, strings_index, header.sh_name);
+        if (name == NULL || strcmp(name, ".gnu_debuglink") != 0)
+            continue;
+        Elf_Data *data = elf_getdata(section, NULL);
+        if (data == NULL || data->d_buf == NULL || data->d_size < 2)
+            return NULL;
+        /* The name is NUL-terminated inside the section, or not usable. */
+        if (memchr(data->d_buf, '\0', data->d_size) == NULL)
+            return NULL;
+        return data->d_buf;
+    }
+    return NULL;
+}
+
+static Elf *open_by_debuglink(Elf *elf, const char *module_path,
+                              const unsigned char *id, unsigned length, int *fd)
+{
+    const char *link = debuglink_name(elf);
+    char real[PATH_MAX], candidate[PATH_MAX];
+
+    if (link == NULL || strchr(link, '/') != NULL || realpath(module_path, real) == NULL)
+        return NULL;
+    char *slash = strrchr(real, '/');
+    if (slash == NULL)
+        return NULL;
+    *slash = '\0';
+    const char *formats[] = { "%s/%s", "%s/.debug/%s", NULL };
+    for (int i = 0; formats[i] != NULL; i++) {
+        int n = snprintf(candidate, sizeof candidate, formats[i], real, link);
+        if (n <= 0 || (size_t)n >= sizeof candidate || strcmp(candidate, module_path) == 0)
+            continue;
+        Elf *found = open_candidate(candidate, id, length, fd);
+        if (found != NULL)
+            return found;
+    }
+    int n = snprintf(candidate, sizeof candidate, "%s%s/%s", debug_file_root(), real, link);
+    if (n <= 0 || (size_t)n >= sizeof candidate)
+        return NULL;
+    return open_candidate(candidate, id, length, fd);
+}
+
+Elf *debug_file_open(Elf *elf, const char *path, const unsigned char *build_id,
+                     unsigned build_id_length, int *fd)
+{
+    Elf *found = open_by_build_id(build_id, build_id_length, fd);
+    if (found == NULL)
+        found = open_by_debuglink(elf, path, build_id, build_id_length, fd);
+    return found;
+}

@@ -1,0 +1,23 @@
+/* debug_file.h: find the separate debug file of a stripped module. */
+#ifndef EXECINFO_EX_DEBUG_FILE_H
+#define EXECINFO_EX_DEBUG_FILE_H
+
+#include <gelf.h>
+#include <stddef.h>
+
+/* Open the debug file of ELF (whose path is PATH and build-id BUILD_ID):
+ * first /usr/lib/debug/.build-id/xx/yyyy.debug, then .gnu_debuglink in
+ * the module's directory, its .debug/ and /usr/lib/debug/<dir>/. A file
+ * whose build-id differs from BUILD_ID is not taken. Returns an Elf opened
+ * with ELF_C_READ and its fd in *FD, or NULL. Normal world. */
+Elf *debug_file_open(Elf *elf, const char *path, const unsigned char *build_id,
+                     unsigned build_id_length, int *fd);
+
+/* The build-id of an ELF file, from its notes. Returns the length or 0. */
+unsigned elf_file_build_id(Elf *elf, unsigned char *id, size_t capacity);
+
+/* The directory that holds debug files: /usr/lib/debug, or the value of
+ * the environment variable EXECINFO_EX_DEBUG_ROOT (for tests). */
+const char *debug_file_root(void);
+
+#endif

@@ -1,0 +1,22 @@
+/* frame_format.h: one frame as glibc writes it. */
+#ifndef EXECINFO_EX_FRAME_FORMAT_H
+#define EXECINFO_EX_FRAME_FORMAT_H
+
+#include <stdint.h>
+
+#include "../base/text_out.h"
+#include "lookup.h"
+
+enum frame_shape {
+    FRAME_SHAPE_SYMBOLS,  /* backtrace_symbols: "path(fn+0x1a) [0xaddr]" */
+    FRAME_SHAPE_FD,       /* backtrace_symbols_fd: "path(fn+0x1a)[0xaddr]" */
+};
+
+/* The frame, without a line end. Signal-safe. */
+void frame_format(struct text_out *out, uintptr_t address,
+                  const struct frame_location *location, enum frame_shape shape);
+
+/* " at file:line" when the location has one, else nothing. Signal-safe. */
+void frame_format_source(struct text_out *out, const struct frame_location *location);
+
+#endif

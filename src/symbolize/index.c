@@ -1,0 +1,251 @@
+/* index.c: build, publish and retire symbol index snapshots.
+ * World: normal (malloc, libelf, a mutex). The reader side is index_reader.c.
+ *
+ * A snapshot is published with one atomic store and read without locks.
+ * Old snapshots are unmapped only when no reader is inside any snapshot;
+ * module data is never unmapped but is reused by later snapshots, so the
+ * memory grows with the distinct files loaded, not with dlopen cycles. */
+#define _GNU_SOURCE
+#include "index.h"
+#include "module_data.h"
+#include "../base/fd_write.h"
+#include "../base/options.h"
+#include "../unwind/capture.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+/* ---- builder state, under build_lock ---- */
+
+struct cached_data {
+    char *path;
+    unsigned char build_id[MODULE_BUILD_ID_MAX];
+    unsigned build_id_length;
+    struct stat file;          /* identity when there is no build-id */
+    const void *memory_image;
+    int with_lines;
+    const struct module_data *data;
+};
+
+static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct options active_options;
+static int options_ready;
+static unsigned long long built_adds, built_subs;
+static int built_once;
+static struct cached_data *cache;
+static size_t cache_count, cache_capacity;
+static size_t line_bytes_used;
+static struct index_snapshot **retired;
+static size_t retired_count, retired_capacity;
+
+static int same_identity(const struct cached_data *entry, const struct module_info *module,
+                         const struct stat *file, int with_lines)
+{
+    if (entry->with_lines != with_lines || strcmp(entry->path, module->file_path) != 0 ||
+        entry->memory_image != module->memory_image)
+        return 0;
+    if (module->build_id_length > 0)
+        return entry->build_id_length == module->build_id_length &&
+               memcmp(entry->build_id, module->build_id, module->build_id_length) == 0;
+    return entry->file.st_dev == file->st_dev && entry->file.st_ino == file->st_ino &&
+           entry->file.st_size == file->st_size &&
+           entry->file.st_mtim.tv_sec == file->st_mtim.tv_sec &&
+           entry->file.st_mtim.tv_nsec == file->st_mtim.tv_nsec;
+}
+
+static int remember(const struct module_info *module, const struct stat *file,
+                    int with_lines, const struct module_data *data)
+{
+    if (cache_count == cache_capacity) {
+        size_t capacity = cache_capacity ? cache_capacity * 2 : 32;
+        struct cached_data *grown = realloc(cache, capacity * sizeof *grown);
+        if (grown == NULL)
+            return -ENOMEM;
+        cache = grown;
+        cache_capacity = capacity;
+    }
+    struct cached_data *entry = &cache[cache_count];
+    memset(entry, 0, sizeof *entry);
+    entry->path = strdup(module->file_path);
+    if (entry->path == NULL)
+        return -ENOMEM;
+    memcpy(entry->build_id, module->build_id, sizeof entry->build_id);
+    entry->build_id_length = module->build_id_length;
+    entry->file = *file;
+    entry->memory_image = module->memory_image;
+    entry->with_lines = with_lines;
+    entry->data = data;
+    cache_count++;
+    return 0;
+}
+
+static int wants_lines(const struct module_info *module)
+{
+    if (active_options.lines == LINES_ALL)
+        return 1;
+    return active_options.lines == LINES_MAIN && module->is_main;
+}
+
+/* The data of MODULE, from the cache or freshly built. NULL is a valid
+ * answer (unreadable file), and is cached too. */
+static const struct module_data *data_for(const struct module_info *module)
+{
+    struct stat file;
+    int with_lines = wants_lines(module);
+
+    memset(&file, 0, sizeof file);
+    if (module->memory_image == NULL && stat(module->file_path, &file) != 0)
+        memset(&file, 0, sizeof file);
+    for (size_t i = 0; i < cache_count; i++)
+        if (same_identity(&cache[i], module, &file, with_lines))
+            return cache[i].data;
+    size_t budget = 0, line_bytes = 0;
+    if (with_lines && line_bytes_used < active_options.line_memory)
+        budget = active_options.line_memory - line_bytes_used;
+    const struct module_data *data = module_data_build(module, budget, &line_bytes);
+    line_bytes_used += line_bytes;
+    remember(module, &file, with_lines, data);
+    return data;
+}
+
+static struct index_snapshot *snapshot_build(const struct module_list *list)
+{
+    size_t bytes = sizeof(struct index_snapshot) + list->count * sizeof(struct index_module);
+    for (size_t i = 0; i < list->count; i++)
+        bytes += strlen(list->modules[i].display_path) + 1;
+    void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
+        return NULL;
+    struct index_snapshot *snapshot = map;
+    char *strings = (char *)(snapshot->modules + list->count);
+    snapshot->count = list->count;
+    snapshot->mapped_bytes = bytes;
+    for (size_t i = 0; i < list->count; i++) {
+        const struct module_info *module = &list->modules[i];
+        struct index_module *out = &snapshot->modules[i];
+        size_t length = strlen(module->display_path) + 1;
+        memcpy(strings, module->display_path, length);
+        out->path = strings;
+        strings += length;
+        out->bias = module->bias;
+        out->start = module->start;
+        out->end = module->end;
+        out->data = data_for(module);
+        memcpy(out->build_id, module->build_id, sizeof out->build_id);
+        out->build_id_length = module->build_id_length;
+    }
+    mprotect(map, bytes, PROT_READ);
+    return snapshot;
+}
+
+static void retire(struct index_snapshot *old)
+{
+    if (old != NULL && retired_count == retired_capacity) {
+        size_t capacity = retired_capacity ? retired_capacity * 2 : 8;
+        struct index_snapshot **grown = realloc(retired, capacity * sizeof *grown);
+        if (grown == NULL)
+            return; /* leak the old snapshot rather than unmap it under a reader */
+        retired = grown;
+        retired_capacity = capacity;
+    }
+    if (old != NULL)
+        retired[retired_count++] = old;
+    /* A reader that arrives after this check loads the new pointer. */
+    if (index_readers_active())
+        return;
+    for (size_t i = 0; i < retired_count; i++)
+        munmap(retired[i], retired[i]->mapped_bytes);
+    retired_count = 0;
+}
+
+static void load_options(void)
+{
+    char error[256];
+
+    if (options_ready)
+        return;
+    options_ready = 1;
+    options_defaults(&active_options);
+    if (options_parse(&active_options, secure_getenv("EXECINFO_EX_OPTIONS"), error,
+                      sizeof error - 1) < 0) {
+        size_t length = strlen(error);
+        error[length] = '\n';
+        fd_write_all(2, error, length + 1);
+    }
+}
+
+static int rebuild_locked(void)
+{
+    struct module_list list;
+    int result = module_list_read(&list);
+    if (result < 0)
+        return result;
+    struct index_snapshot *snapshot = snapshot_build(&list);
+    if (snapshot == NULL) {
+        module_list_free(&list);
+        return -ENOMEM;
+    }
+    built_adds = list.adds;
+    built_subs = list.subs;
+    built_once = 1;
+    module_list_free(&list);
+    retire(index_publish(snapshot));
+    return 0;
+}
+
+int index_refresh(int force)
+{
+    unsigned long long adds, subs;
+    int result = 0;
+
+    pthread_mutex_lock(&build_lock);
+    load_options();
+    module_list_counters(&adds, &subs);
+    if (force || !built_once || adds != built_adds || subs != built_subs)
+        result = rebuild_locked();
+    pthread_mutex_unlock(&build_lock);
+    return result;
+}
+
+int index_build_now(void)
+{
+    return index_refresh(1);
+}
+
+void index_statistics(struct index_statistics *out)
+{
+    const struct index_snapshot *snapshot = index_acquire();
+    memset(out, 0, sizeof *out);
+    if (snapshot != NULL) {
+        out->modules = snapshot->count;
+        out->mapped_bytes = snapshot->mapped_bytes;
+        for (size_t i = 0; i < snapshot->count; i++) {
+            const struct module_data *data = snapshot->modules[i].data;
+            if (data == NULL)
+                continue;
+            out->symbols += data->symbol_count;
+            out->lines += data->line_count;
+            out->mapped_bytes += data->mapped_bytes;
+        }
+    }
+    index_release();
+}
+
+__attribute__((visibility("default")))
+int backtrace_refresh_index(void)
+{
+    return index_refresh(0);
+}
+
+__attribute__((constructor))
+static void index_at_load(void)
+{
+    elf_version(EV_CURRENT);
+    capture_use_per_thread_cache();
+    index_refresh(1);
+}

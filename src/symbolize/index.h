@@ -1,0 +1,72 @@
+/* index.h: the symbol index, as the signal-safe world reads it.
+ *
+ * Everything here lives in mmap'd memory, is immutable once published, and
+ * is reached through one atomic pointer: readers take no lock. Addresses in
+ * symbols and lines are link-time (add the module's bias). */
+#ifndef EXECINFO_EX_INDEX_H
+#define EXECINFO_EX_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "module_list.h"
+
+struct index_symbol {
+    uint64_t start;
+    uint64_t size;      /* 0: matches its exact address only (glibc's rule) */
+    uint32_t name;      /* offset in module_data.strings */
+    uint32_t unused;
+};
+
+struct index_line {
+    uint64_t address;
+    uint32_t file;      /* offset in module_data.strings */
+    uint32_t line;      /* 0: past the end of a sequence */
+};
+
+/* What one ELF file says, shared by every snapshot that holds the module. */
+struct module_data {
+    const struct index_symbol *symbols;
+    size_t symbol_count;
+    const struct index_line *lines;
+    size_t line_count;
+    const char *strings;
+    size_t mapped_bytes;   /* size of the mapping this struct heads */
+    int lines_truncated;   /* the line budget ran out inside this module */
+};
+
+struct index_module {
+    uintptr_t bias, start, end;
+    const char *path;                /* display path, in the snapshot */
+    const struct module_data *data;  /* NULL: not readable, path(+off) only */
+    unsigned char build_id[MODULE_BUILD_ID_MAX];
+    unsigned build_id_length;
+};
+
+struct index_snapshot {
+    size_t count;
+    size_t mapped_bytes;
+    struct index_module modules[];   /* sorted by start */
+};
+
+/* Reader side (signal-safe): acquire returns the published snapshot or
+ * NULL, and must be paired with release. */
+const struct index_snapshot *index_acquire(void);
+void index_release(void);
+
+/* Publish SNAPSHOT and return the one it replaces. Signal-safe. */
+struct index_snapshot *index_publish(struct index_snapshot *snapshot);
+/* Whether a reader may still be inside an older snapshot. Signal-safe. */
+int index_readers_active(void);
+
+/* Builder side (normal world). */
+int index_refresh(int force);
+int index_build_now(void);
+
+/* What the loaded index holds, for docs and benchmarks. */
+struct index_statistics {
+    size_t modules, symbols, lines, mapped_bytes;
+};
+void index_statistics(struct index_statistics *out);
+
+#endif

@@ -1,0 +1,181 @@
+/* line_table.c: read DWARF line tables with libdw.
+ * World: normal (libdw, malloc). */
+#include "line_table.h"
+
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* File names are interned through a small open-addressing table. */
+struct file_interner {
+    struct line_vector *lines;
+    uint32_t *slots;     /* file index + 1, 0 empty */
+    size_t slot_count;
+};
+
+static size_t hash_name(const char *name)
+{
+    size_t hash = 1469598103934665603u;
+    for (; *name; name++)
+        hash = (hash ^ (unsigned char)*name) * 1099511628211u;
+    return hash;
+}
+
+static int interner_grow(struct file_interner *interner)
+{
+    size_t count = interner->slot_count ? interner->slot_count * 2 : 256;
+    uint32_t *slots = calloc(count, sizeof *slots);
+    if (slots == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < interner->lines->file_count; i++) {
+        size_t at = hash_name(interner->lines->files[i]) & (count - 1);
+        while (slots[at] != 0)
+            at = (at + 1) & (count - 1);
+        slots[at] = (uint32_t)i + 1;
+    }
+    free(interner->slots);
+    interner->slots = slots;
+    interner->slot_count = count;
+    return 0;
+}
+
+static long intern_file(struct file_interner *interner, const char *name)
+{
+    struct line_vector *lines = interner->lines;
+
+    if ((lines->file_count + 1) * 2 > interner->slot_count && interner_grow(interner) < 0)
+        return -ENOMEM;
+    size_t mask = interner->slot_count - 1, at = hash_name(name) & mask;
+    for (; interner->slots[at] != 0; at = (at + 1) & mask) {
+        uint32_t index = interner->slots[at] - 1;
+        if (strcmp(lines->files[index], name) == 0)
+            return index;
+    }
+    if (lines->file_count == lines->file_capacity) {
+        size_t capacity = lines->file_capacity ? lines->file_capacity * 2 : 64;
+        char **grown = realloc(lines->files, capacity * sizeof *grown);
+        if (grown == NULL)
+            return -ENOMEM;
+        lines->files = grown;
+        lines->file_capacity = capacity;
+    }
+    char *copy = strdup(name);
+    if (copy == NULL)
+        return -ENOMEM;
+    lines->files[lines->file_count] = copy;
+    interner->slots[at] = (uint32_t)++lines->file_count;
+    return (long)lines->file_count - 1;
+}
+
+static int push_row(struct line_vector *out, struct line_entry row)
+{
+    if (out->count == out->capacity) {
+        size_t capacity = out->capacity ? out->capacity * 2 : 1024;
+        struct line_entry *grown = realloc(out->entries, capacity * sizeof *grown);
+        if (grown == NULL)
+            return -ENOMEM;
+        out->entries = grown;
+        out->capacity = capacity;
+    }
+    out->entries[out->count++] = row;
+    return 0;
+}
+
+static int read_unit(Dwarf_Die *unit, struct file_interner *interner, size_t budget)
+{
+    struct line_vector *out = interner->lines;
+    Dwarf_Lines *rows;
+    size_t count;
+
+    if (dwarf_getsrclines(unit, &rows, &count) != 0)
+        return 0;
+    for (size_t i = 0; i < count; i++) {
+        Dwarf_Line *row = dwarf_onesrcline(rows, i);
+        Dwarf_Addr address;
+        int line = 0;
+        bool end = false;
+        if (row == NULL || dwarf_lineaddr(row, &address) != 0)
+            continue;
+        dwarf_lineendsequence(row, &end);
+        const char *file = dwarf_linesrc(row, NULL, NULL);
+        if (!end && (dwarf_lineno(row, &line) != 0 || file == NULL))
+            continue;
+        if ((out->count + 1) * sizeof(struct line_entry) > budget)
+            return -E2BIG;
+        long file_index = end ? 0 : intern_file(interner, file);
+        if (file_index < 0)
+            return (int)file_index;
+        struct line_entry entry = { address, (uint32_t)file_index, end ? 0u : (uint32_t)line,
+                                    (uint32_t)out->count };
+        if (push_row(out, entry) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+long line_table_read(Elf *elf, size_t budget, struct line_vector *out)
+{
+    struct file_interner interner = { out, NULL, 0 };
+    Dwarf *dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+    Dwarf_Off offset = 0, next;
+    size_t header_size;
+    size_t before = out->count;
+    int result = 0;
+
+    if (dwarf == NULL)
+        return 0;
+    while (result == 0 &&
+           dwarf_nextcu(dwarf, offset, &next, &header_size, NULL, NULL, NULL) == 0) {
+        Dwarf_Die unit;
+        if (dwarf_offdie(dwarf, offset + header_size, &unit) != NULL)
+            result = read_unit(&unit, &interner, budget);
+        offset = next;
+    }
+    free(interner.slots);
+    dwarf_end(dwarf);
+    return result < 0 ? result : (long)(out->count - before);
+}
+
+/* At one address an end-of-sequence row sorts first, so that a sequence
+ * starting where another ends keeps its line. */
+static int by_address(const void *a, const void *b)
+{
+    const struct line_entry *left = a, *right = b;
+    if (left->address != right->address)
+        return left->address < right->address ? -1 : 1;
+    if ((left->line != 0) != (right->line != 0))
+        return left->line != 0 ? 1 : -1;
+    return left->order < right->order ? -1 : left->order > right->order;
+}
+
+void line_table_finish(struct line_vector *lines)
+{
+    size_t kept = 0;
+
+    /* Of several rows at one address the last in DWARF order wins. */
+    qsort(lines->entries, lines->count, sizeof *lines->entries, by_address);
+    for (size_t i = 0; i < lines->count; i++) {
+        if (kept > 0 && lines->entries[kept - 1].address == lines->entries[i].address)
+            kept--;
+        lines->entries[kept++] = lines->entries[i];
+    }
+    lines->count = kept;
+}
+
+size_t line_table_packed_size(const struct line_vector *lines)
+{
+    size_t bytes = lines->count * 16;
+    for (size_t i = 0; i < lines->file_count; i++)
+        bytes += strlen(lines->files[i]) + 1 + sizeof(uint32_t);
+    return bytes;
+}
+
+void line_vector_free(struct line_vector *lines)
+{
+    for (size_t i = 0; i < lines->file_count; i++)
+        free(lines->files[i]);
+    free(lines->files);
+    free(lines->entries);
+    memset(lines, 0, sizeof *lines);
+}

@@ -1,0 +1,118 @@
+/* lookup.c: binary searches over the published index.
+ * World: signal-safe (reads immutable mmap'd arrays; the fallback reads
+ * /proc/self/maps with raw syscalls). */
+#include "lookup.h"
+#include "maps_fallback.h"
+
+#include <string.h>
+
+/* How far back to look for a sized symbol that encloses a nested one. */
+#define ENCLOSING_SEARCH_LIMIT 8
+
+const struct index_module *lookup_module(const struct index_snapshot *snapshot,
+                                         uintptr_t address)
+{
+    size_t low = 0, high = snapshot ? snapshot->count : 0;
+
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (snapshot->modules[middle].start <= address)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    if (low == 0)
+        return NULL;
+    const struct index_module *module = &snapshot->modules[low - 1];
+    return address < module->end ? module : NULL;
+}
+
+static int contains(const struct index_symbol *symbol, uint64_t address)
+{
+    if (symbol->size == 0)
+        return address == symbol->start;
+    return address - symbol->start < symbol->size;
+}
+
+static const struct index_symbol *find_symbol(const struct module_data *data, uint64_t address)
+{
+    size_t low = 0, high = data->symbol_count;
+
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (data->symbols[middle].start <= address)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    for (size_t back = 0; back < ENCLOSING_SEARCH_LIMIT && low > back; back++) {
+        const struct index_symbol *symbol = &data->symbols[low - 1 - back];
+        if (contains(symbol, address))
+            return symbol;
+    }
+    return NULL;
+}
+
+static const struct index_line *find_line(const struct module_data *data, uint64_t address)
+{
+    size_t low = 0, high = data->line_count;
+
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (data->lines[middle].address <= address)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    if (low == 0 || data->lines[low - 1].line == 0)
+        return NULL;
+    return &data->lines[low - 1];
+}
+
+static void describe_in_module(const struct index_module *module, uintptr_t address,
+                               uintptr_t line_address, struct frame_location *out)
+{
+    const struct module_data *data = module->data;
+
+    out->module_path = module->path;
+    out->module_bias = module->bias;
+    if (data == NULL)
+        return;
+    const struct index_symbol *symbol = find_symbol(data, address - module->bias);
+    if (symbol != NULL) {
+        out->function = data->strings + symbol->name;
+        out->function_address = module->bias + symbol->start;
+    }
+    if (line_address >= module->start && line_address < module->end) {
+        const struct index_line *line = find_line(data, line_address - module->bias);
+        if (line != NULL) {
+            out->file = data->strings + line->file;
+            out->line = line->line;
+        }
+    }
+}
+
+void lookup_frame(const struct index_snapshot *snapshot, uintptr_t address,
+                  uintptr_t line_address, struct frame_location *out)
+{
+    out->module_path = NULL;
+    out->module_bias = 0;
+    out->function = NULL;
+    out->function_address = 0;
+    out->file = NULL;
+    out->line = 0;
+    out->fallback_path[0] = '\0';
+
+    const struct index_module *module = lookup_module(snapshot, address);
+    if (module != NULL) {
+        describe_in_module(module, address, line_address, out);
+        return;
+    }
+    if (address == 0)
+        return;
+    uintptr_t bias;
+    if (maps_fallback_find(address, out->fallback_path, sizeof out->fallback_path, &bias) == 0) {
+        out->module_path = out->fallback_path;
+        out->module_bias = bias;
+    }
+}

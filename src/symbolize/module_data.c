@@ -1,0 +1,185 @@
+/* module_data.c: read one module's symbols and lines and pack them into a
+ * read-only mapping that the signal-safe world can search.
+ * World: normal (libelf, libdw, malloc, open, mmap).
+ *
+ * Files are read with ELF_C_READ (pread), never mapped: a file truncated
+ * or rewritten while we read it gives errors, not SIGBUS. */
+#define _GNU_SOURCE
+#include "module_data.h"
+#include "debug_file.h"
+#include "line_table.h"
+#include "symbol_table.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+struct opened_elf {
+    Elf *elf;
+    int fd;
+};
+
+static void opened_close(struct opened_elf *opened)
+{
+    if (opened->elf != NULL)
+        elf_end(opened->elf);
+    if (opened->fd >= 0)
+        close(opened->fd);
+    opened->elf = NULL;
+    opened->fd = -1;
+}
+
+/* The loaded file itself, if it is still the one that was loaded. */
+static int open_module(const struct module_info *module, struct opened_elf *out)
+{
+    out->fd = -1;
+    if (module->memory_image != NULL) {
+        out->elf = elf_memory((char *)module->memory_image, module->memory_size);
+    } else {
+        out->fd = open(module->file_path, O_RDONLY | O_CLOEXEC);
+        if (out->fd < 0)
+            return -1;
+        out->elf = elf_begin(out->fd, ELF_C_READ, NULL);
+    }
+    if (out->elf == NULL || elf_kind(out->elf) != ELF_K_ELF)
+        goto refuse;
+    if (module->build_id_length > 0) {
+        unsigned char id[MODULE_BUILD_ID_MAX];
+        unsigned length = elf_file_build_id(out->elf, id, sizeof id);
+        if (length != module->build_id_length || memcmp(id, module->build_id, length) != 0)
+            goto refuse; /* replaced on disk since it was loaded */
+    }
+    return 0;
+refuse:
+    opened_close(out);
+    return -1;
+}
+
+struct gathered {
+    struct symbol_vector symbols;
+    struct line_vector lines;
+    int lines_truncated;
+};
+
+static size_t packed_size(const struct gathered *g)
+{
+    size_t bytes = sizeof(struct module_data);
+    bytes += g->symbols.count * sizeof(struct index_symbol);
+    bytes += g->lines.count * sizeof(struct index_line);
+    for (size_t i = 0; i < g->symbols.count; i++)
+        bytes += strlen(g->symbols.entries[i].name) + 1;
+    for (size_t i = 0; i < g->lines.file_count; i++)
+        bytes += strlen(g->lines.files[i]) + 1;
+    return bytes;
+}
+
+static uint32_t *file_offsets_fill(const struct gathered *g, char *strings, size_t *used)
+{
+    uint32_t *offsets = malloc((g->lines.file_count + 1) * sizeof *offsets);
+    if (offsets == NULL)
+        return NULL;
+    for (size_t i = 0; i < g->lines.file_count; i++) {
+        size_t length = strlen(g->lines.files[i]) + 1;
+        memcpy(strings + *used, g->lines.files[i], length);
+        offsets[i] = (uint32_t)*used;
+        *used += length;
+    }
+    return offsets;
+}
+
+static const struct module_data *pack(const struct gathered *g)
+{
+    size_t bytes = packed_size(g);
+    void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
+        return NULL;
+    struct module_data *data = map;
+    struct index_symbol *symbols = (struct index_symbol *)(data + 1);
+    struct index_line *lines = (struct index_line *)(symbols + g->symbols.count);
+    char *strings = (char *)(lines + g->lines.count);
+    size_t used = 0;
+
+    uint32_t *file_offsets = file_offsets_fill(g, strings, &used);
+    if (file_offsets == NULL) {
+        munmap(map, bytes);
+        return NULL;
+    }
+    for (size_t i = 0; i < g->symbols.count; i++) {
+        const struct symbol_entry *entry = &g->symbols.entries[i];
+        size_t length = strlen(entry->name) + 1;
+        symbols[i] = (struct index_symbol){ entry->start, entry->size, (uint32_t)used, 0 };
+        memcpy(strings + used, entry->name, length);
+        used += length;
+    }
+    for (size_t i = 0; i < g->lines.count; i++) {
+        const struct line_entry *row = &g->lines.entries[i];
+        lines[i] = (struct index_line){ row->address, file_offsets[row->file], row->line };
+    }
+    free(file_offsets);
+    *data = (struct module_data){ symbols, g->symbols.count, lines, g->lines.count,
+                                  strings, bytes, g->lines_truncated };
+    mprotect(map, bytes, PROT_READ);
+    return data;
+}
+
+static int gather_symbols(const struct module_info *module, struct opened_elf *file,
+                          struct opened_elf *debug, struct gathered *g)
+{
+    if (symbol_table_read(file->elf, SHT_DYNSYM, &g->symbols) < 0)
+        return -1;
+    int has_symtab = symbol_table_read(file->elf, SHT_SYMTAB, &g->symbols);
+    if (has_symtab < 0)
+        return -1;
+    if (has_symtab == 0 && module->memory_image == NULL) {
+        debug->elf = debug_file_open(file->elf, module->file_path, module->build_id,
+                                     module->build_id_length, &debug->fd);
+        if (debug->elf != NULL && symbol_table_read(debug->elf, SHT_SYMTAB, &g->symbols) < 0)
+            return -1;
+    }
+    symbol_table_finish(&g->symbols);
+    return 0;
+}
+
+static int gather_lines(const struct module_info *module, struct opened_elf *file,
+                        struct opened_elf *debug, size_t budget, struct gathered *g)
+{
+    long rows = line_table_read(file->elf, budget, &g->lines);
+    if (rows == 0 && module->memory_image == NULL) {
+        if (debug->elf == NULL)
+            debug->elf = debug_file_open(file->elf, module->file_path, module->build_id,
+                                         module->build_id_length, &debug->fd);
+        if (debug->elf != NULL)
+            rows = line_table_read(debug->elf, budget, &g->lines);
+    }
+    if (rows == -ENOMEM)
+        return -1;
+    g->lines_truncated = rows == -E2BIG;
+    line_table_finish(&g->lines);
+    return 0;
+}
+
+const struct module_data *module_data_build(const struct module_info *module,
+                                            size_t line_budget, size_t *line_bytes)
+{
+    struct opened_elf file, debug = { NULL, -1 };
+    struct gathered g;
+    const struct module_data *data = NULL;
+
+    *line_bytes = 0;
+    memset(&g, 0, sizeof g);
+    if (open_module(module, &file) < 0)
+        return NULL;
+    if (gather_symbols(module, &file, &debug, &g) == 0 &&
+        (line_budget == 0 || gather_lines(module, &file, &debug, line_budget, &g) == 0)) {
+        data = pack(&g);
+        *line_bytes = line_table_packed_size(&g.lines);
+    }
+    symbol_vector_free(&g.symbols);
+    line_vector_free(&g.lines);
+    opened_close(&debug);
+    opened_close(&file);
+    return data;
+}

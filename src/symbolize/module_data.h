@@ -1,0 +1,16 @@
+/* module_data.h: build the index data of one module. */
+#ifndef EXECINFO_EX_MODULE_DATA_H
+#define EXECINFO_EX_MODULE_DATA_H
+
+#include "index.h"
+#include "module_list.h"
+
+/* Read MODULE's symbols (and, if LINE_BUDGET > 0, its source lines, at
+ * most LINE_BUDGET bytes) into one fresh mapping. Returns NULL when the
+ * file cannot be read, is not ELF, or is not the file that was loaded (its
+ * build-id differs): the module is then shown as path(+offset). Sets
+ * *LINE_BYTES to what the lines took. Normal world. */
+const struct module_data *module_data_build(const struct module_info *module,
+                                            size_t line_budget, size_t *line_bytes);
+
+#endif

@@ -1,0 +1,105 @@
+/* symbol_table.c: read ELF symbol tables with libelf.
+ * World: normal (libelf, malloc). */
+#include "symbol_table.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int push(struct symbol_vector *out, struct symbol_entry entry)
+{
+    if (out->count == out->capacity) {
+        size_t capacity = out->capacity ? out->capacity * 2 : 256;
+        struct symbol_entry *grown = realloc(out->entries, capacity * sizeof *grown);
+        if (grown == NULL)
+            return -ENOMEM;
+        out->entries = grown;
+        out->capacity = capacity;
+    }
+    out->entries[out->count++] = entry;
+    return 0;
+}
+
+/* The symbols dladdr would consider, less those that name no code. */
+static int is_useful(const GElf_Sym *symbol, const char *name)
+{
+    int type = GELF_ST_TYPE(symbol->st_info);
+
+    if (symbol->st_shndx == SHN_UNDEF || symbol->st_shndx == SHN_ABS)
+        return 0;
+    if (type == STT_TLS || type == STT_SECTION || type == STT_FILE)
+        return 0;
+    /* '$x', '$d': ARM mapping symbols mark code and data, they name nothing. */
+    return name != NULL && name[0] != '\0' && name[0] != '$';
+}
+
+static int read_section(Elf *elf, Elf_Scn *section, const GElf_Shdr *header,
+                        uint32_t rank_base, struct symbol_vector *out)
+{
+    Elf_Data *data = elf_getdata(section, NULL);
+    if (data == NULL || header->sh_entsize == 0)
+        return 0;
+    size_t count = data->d_size / header->sh_entsize;
+    for (size_t i = 1; i < count; i++) {
+        GElf_Sym symbol;
+        if (gelf_getsym(data, (int)i, &symbol) == NULL)
+            continue;
+        const char *name = elf_strptr(elf, header->sh_link, symbol.st_name);
+        if (!is_useful(&symbol, name))
+            continue;
+        struct symbol_entry entry = { symbol.st_value, symbol.st_size, name,
+                                      rank_base + (uint32_t)i };
+        if (push(out, entry) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+int symbol_table_read(Elf *elf, unsigned table_type, struct symbol_vector *out)
+{
+    uint32_t rank_base = table_type == SHT_DYNSYM ? 0 : UINT32_C(1) << 31;
+    Elf_Scn *section = NULL;
+    int found = 0;
+
+    while ((section = elf_nextscn(elf, section)) != NULL) {
+        GElf_Shdr header;
+        if (gelf_getshdr(section, &header) == NULL || header.sh_type != table_type)
+            continue;
+        if (header.sh_type == SHT_SYMTAB || header.sh_type == SHT_DYNSYM) {
+            if (read_section(elf, section, &header, rank_base, out) < 0)
+                return -ENOMEM;
+            found = 1;
+        }
+    }
+    return found;
+}
+
+static int by_start_then_rank(const void *a, const void *b)
+{
+    const struct symbol_entry *left = a, *right = b;
+    if (left->start != right->start)
+        return left->start < right->start ? -1 : 1;
+    /* A sized alias can contain an address, an unsized one only match it. */
+    if ((left->size == 0) != (right->size == 0))
+        return left->size == 0 ? 1 : -1;
+    return left->rank < right->rank ? -1 : left->rank > right->rank;
+}
+
+void symbol_table_finish(struct symbol_vector *symbols)
+{
+    size_t kept = 0;
+
+    qsort(symbols->entries, symbols->count, sizeof *symbols->entries, by_start_then_rank);
+    for (size_t i = 0; i < symbols->count; i++) {
+        if (kept > 0 && symbols->entries[kept - 1].start == symbols->entries[i].start)
+            continue; /* an alias: the first one sorted is the one glibc names */
+        symbols->entries[kept++] = symbols->entries[i];
+    }
+    symbols->count = kept;
+}
+
+void symbol_vector_free(struct symbol_vector *symbols)
+{
+    free(symbols->entries);
+    memset(symbols, 0, sizeof *symbols);
+}

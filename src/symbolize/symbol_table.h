@@ -1,0 +1,32 @@
+/* symbol_table.h: function names from an ELF file's symbol tables. */
+#ifndef EXECINFO_EX_SYMBOL_TABLE_H
+#define EXECINFO_EX_SYMBOL_TABLE_H
+
+#include <gelf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbol_entry {
+    uint64_t start;       /* link-time address (st_value) */
+    uint64_t size;        /* 0: matches only its exact address, as in glibc */
+    const char *name;     /* points into the Elf's data: pack before elf_end */
+    uint32_t rank;        /* lower wins between aliases at one address */
+};
+
+struct symbol_vector {
+    struct symbol_entry *entries;
+    size_t count, capacity;
+};
+
+/* Append the defined symbols of the tables of TYPE (SHT_DYNSYM or
+ * SHT_SYMTAB) in ELF. Ranks follow the order of the table, dynsym first,
+ * so that an alias is chosen as glibc's dladdr chooses it. Returns 1 if the
+ * table exists, 0 if not, -ENOMEM. Normal world. */
+int symbol_table_read(Elf *elf, unsigned table_type, struct symbol_vector *out);
+
+/* Sort by address and keep one symbol per address. Normal world. */
+void symbol_table_finish(struct symbol_vector *symbols);
+
+void symbol_vector_free(struct symbol_vector *symbols);
+
+#endif
