@@ -1,1 +1,52 @@
+# Tests: `make test` builds and runs all of them (unit, checks, integration,
+# stress); each Criterion test runs in its own process with a time bound.
+#   tests/unit/test_*.c           the public API, linked to the shared library
+#   tests/unit/internal_*.c       internal modules, linked to the static library
+#   tests/stress/test_*.c         threads and signals for a bounded time
+#   tests/tools/*.sh              symbol checks of the built objects
+#   tests/integration/run.sh      install, build programs as a user would, run
 
+TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Iinclude -Isrc -Itests $(DEP_CFLAGS)
+TEST_LIBS   := -lcriterion -ldl -lpthread
+API_TESTS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/internal_*.c))
+STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
+TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so
+CRITERION_RUN  := --jobs 2 --timeout 60
+
+$(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fPIC -shared $< -o $@
+
+# -rdynamic: so that glibc's backtrace_symbols can name the same frames,
+# for the line-for-line comparison; the integration tests build without it.
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/support.h all $(TEST_FIXTURES)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -rdynamic $< -o $@ -L$(BUILD) -lexecinfo_ex \
+		-Wl,-rpath,$(CURDIR)/$(BUILD) $(TEST_LIBS)
+
+$(BUILD)/tests/internal_%: tests/unit/internal_%.c tests/support.h all
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS) $(TEST_LIBS)
+
+$(BUILD)/tests/stress_%: tests/stress/%.c tests/support.h all $(TEST_FIXTURES)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $< -o $@ -L$(BUILD) -lexecinfo_ex \
+		-Wl,-rpath,$(CURDIR)/$(BUILD) $(TEST_LIBS)
+
+test: test-checks test-unit test-integration test-stress
+
+test-unit: $(API_TESTS) $(INTERNAL_TESTS)
+	@set -e; for t in $^; do echo "== $$t"; \
+	  FIXTURE_LIB=$(CURDIR)/$(BUILD)/tests/fixture_lib.so $$t $(CRITERION_RUN); done
+
+test-stress: $(STRESS_TESTS)
+	@set -e; for t in $^; do echo "== $$t"; \
+	  FIXTURE_LIB=$(CURDIR)/$(BUILD)/tests/fixture_lib.so $$t $(CRITERION_RUN); done
+
+test-checks: all
+	sh tests/tools/check_signal_safe.sh $(SAFE_OBJECTS)
+	sh tests/tools/check_exports.sh $(SHARED) src/exports.map
+
+test-integration: all
+	sh tests/integration/run.sh

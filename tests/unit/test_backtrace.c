@@ -1,0 +1,251 @@
+/* backtrace, backtrace_symbols, backtrace_symbols_fd: glibc's contract and
+ * glibc's output, plus names for static functions. */
+#define _GNU_SOURCE
+#include <execinfo_ex.h>
+#include <dlfcn.h>
+#include <regex.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "support.h"
+
+typedef char **symbols_fn(void *const *, int);
+typedef void symbols_fd_fn(void *const *, int, int);
+
+static void *libc_function(const char *name)
+{
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    cr_assert_not_null(libc);
+    void *function = dlsym(libc, name);
+    cr_assert_not_null(function, "libc has no %s", name);
+    return function;
+}
+
+static int captured_count;
+int exported_datum = 5;
+static void *captured[64];
+
+__attribute__((noinline)) static void static_leaf(void)
+{
+    captured_count = backtrace(captured, 64);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void static_middle(void)
+{
+    static_leaf();
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void global_outer(void)
+{
+    static_middle();
+    __asm__ volatile("" ::: "memory");
+}
+
+static int address_in(void *address, void *function, size_t span)
+{
+    return (uintptr_t)address > (uintptr_t)function &&
+           (uintptr_t)address < (uintptr_t)function + span;
+}
+
+Test(backtrace, first_frame_is_the_caller_then_its_callers)
+{
+    global_outer();
+    cr_assert_geq(captured_count, 4);
+    cr_assert(address_in(captured[0], (void *)static_leaf, 64),
+              "frame 0 %p is not in static_leaf %p", captured[0], (void *)static_leaf);
+    cr_assert(address_in(captured[1], (void *)static_middle, 64));
+    cr_assert(address_in(captured[2], (void *)global_outer, 64));
+}
+
+Test(backtrace, size_zero_or_negative_stores_nothing)
+{
+    void *buffer[4] = { (void *)1, (void *)1, (void *)1, (void *)1 };
+    cr_assert_eq(backtrace(buffer, 0), 0);
+    cr_assert_eq(backtrace(buffer, -5), 0);
+    cr_assert_eq(buffer[0], (void *)1);
+}
+
+Test(backtrace, size_one_is_the_caller_only)
+{
+    void *buffer[2] = { NULL, (void *)7 };
+    cr_assert_eq(backtrace(buffer, 1), 1);
+    cr_assert_eq(buffer[1], (void *)7, "wrote past size");
+}
+
+Test(backtrace, agrees_with_glibc_backtrace)
+{
+    int (*glibc_backtrace)(void **, int) = (int (*)(void **, int))libc_function("backtrace");
+    void *ours[64], *theirs[64];
+    int our_count = backtrace(ours, 64);
+    int their_count = glibc_backtrace(theirs, 64);
+    cr_assert_eq(our_count, their_count);
+    /* Frame 0 differs by the call site; the callers are the same. */
+    for (int i = 1; i < our_count; i++)
+        cr_assert_eq(ours[i], theirs[i], "frame %d: %p vs glibc %p", i, ours[i], theirs[i]);
+}
+
+Test(backtrace_symbols, names_static_functions)
+{
+    global_outer();
+    char **symbols = backtrace_symbols(captured, captured_count);
+    cr_assert_not_null(symbols);
+    cr_assert(strstr(symbols[0], "(static_leaf+0x") != NULL, "%s", symbols[0]);
+    cr_assert(strstr(symbols[1], "(static_middle+0x") != NULL, "%s", symbols[1]);
+    cr_assert(strstr(symbols[2], "(global_outer+0x") != NULL, "%s", symbols[2]);
+    free(symbols);
+}
+
+/* Where glibc names a frame, we print the very same line; where it cannot
+ * (a static function), we print the same path and address with a name. */
+static void compare_with_glibc(void *const *frames, int count, int fd_shape)
+{
+    char **ours = backtrace_symbols(frames, count);
+    cr_assert_not_null(ours);
+    char **theirs = ((symbols_fn *)libc_function("backtrace_symbols"))(frames, count);
+    cr_assert_not_null(theirs);
+    for (int i = 0; i < count; i++) {
+        int glibc_named = strchr(theirs[i], '(') && !strstr(theirs[i], "(+") &&
+                          !strstr(theirs[i], "()");
+        if (glibc_named)
+            cr_assert_str_eq(ours[i], theirs[i], "frame %d", i);
+        else
+            cr_assert_str_eq(strrchr(ours[i], '['), strrchr(theirs[i], '['), "frame %d", i);
+    }
+    (void)fd_shape;
+    free(ours);
+    free(theirs);
+}
+
+Test(backtrace_symbols, matches_glibc_line_for_line)
+{
+    global_outer();
+    compare_with_glibc(captured, captured_count, 0);
+}
+
+struct fd_case {
+    void *const *frames;
+    int count;
+    symbols_fd_fn *writer;
+};
+
+static void write_symbols_fd(int fd, void *context)
+{
+    struct fd_case *c = context;
+    c->writer(c->frames, c->count, fd);
+}
+
+Test(backtrace_symbols_fd, matches_glibc_fd_shape)
+{
+    global_outer();
+    struct fd_case ours = { captured, captured_count, backtrace_symbols_fd };
+    struct fd_case theirs = { captured, captured_count,
+                              (symbols_fd_fn *)libc_function("backtrace_symbols_fd") };
+    char *our_text = capture_output(write_symbols_fd, &ours);
+    char *their_text = capture_output(write_symbols_fd, &theirs);
+    cr_assert_eq(count_lines(our_text), captured_count);
+    char *our_line = our_text, *their_line = their_text;
+    for (int i = 0; i < captured_count; i++) {
+        char *our_end = strchr(our_line, '\n'), *their_end = strchr(their_line, '\n');
+        cr_assert(our_end && their_end);
+        *our_end = *their_end = '\0';
+        if (strchr(their_line, '(') && !strstr(their_line, "(+"))
+            cr_assert_str_eq(our_line, their_line, "line %d", i);
+        else
+            cr_assert_str_eq(strrchr(our_line, '['), strrchr(their_line, '['));
+        our_line = our_end + 1;
+        their_line = their_end + 1;
+    }
+    cr_assert(strstr(our_text, "(static_leaf+0x") != NULL, "%s", our_text);
+    free(our_text);
+    free(their_text);
+}
+
+/* Addresses nobody can name: the same shapes as glibc's. */
+Test(backtrace_symbols, hostile_addresses_are_well_formed)
+{
+    void *frames[] = { NULL, (void *)1, (void *)UINTPTR_MAX, (void *)0xffffffffff600000,
+                       (void *)0x10000, (void *)&exported_datum };
+    int count = (int)(sizeof frames / sizeof frames[0]);
+    char **ours = backtrace_symbols(frames, count);
+    char **theirs = ((symbols_fn *)libc_function("backtrace_symbols"))(frames, count);
+    cr_assert_not_null(ours);
+    cr_assert_str_eq(ours[0], "[(nil)]");
+    cr_assert_str_eq(ours[1], "[0x1]");
+    cr_assert_str_eq(ours[2], "[0xffffffffffffffff]");
+    cr_assert_str_eq(ours[3], "[0xffffffffff600000]");
+    for (int i = 0; i < 5; i++)
+        cr_assert_str_eq(ours[i], theirs[i], "address %d", i);
+    /* A data symbol: glibc names it too (-rdynamic), with the same text. */
+    cr_assert_str_eq(ours[5], theirs[5]);
+    free(ours);
+    free(theirs);
+}
+
+static void write_hostile_fd(int fd, void *context)
+{
+    (void)context;
+    void *frames[] = { NULL, (void *)1, (void *)UINTPTR_MAX, (void *)0xffffffffff600000 };
+    backtrace_symbols_fd(frames, 4, fd);
+}
+
+Test(backtrace_symbols_fd, hostile_addresses_are_well_formed)
+{
+    char *text = capture_output(write_hostile_fd, NULL);
+    cr_assert_str_eq(text, "[0x0]\n[0x1]\n[0xffffffffffffffff]\n[0xffffffffff600000]\n");
+    free(text);
+}
+
+Test(backtrace_symbols, bad_arguments_return_null)
+{
+    void *frames[1] = { NULL };
+    cr_assert_null(backtrace_symbols(frames, 0));
+    cr_assert_null(backtrace_symbols(frames, -1));
+    cr_assert_null(backtrace_symbols(NULL, 3));
+}
+
+Test(backtrace_symbols, one_block_freed_once)
+{
+    global_outer();
+    char **symbols = backtrace_symbols(captured, captured_count);
+    cr_assert_not_null(symbols);
+    /* Every string lies inside the block, after the array. */
+    for (int i = 0; i < captured_count; i++) {
+        cr_assert((char *)symbols[i] > (char *)(symbols + captured_count - 1));
+        cr_assert_eq(strchr(symbols[i], '\n'), NULL);
+    }
+    free(symbols);
+}
+
+Test(backtrace_symbols, module_loaded_after_start_is_named)
+{
+    const char *path = getenv("FIXTURE_LIB");
+    cr_assert_not_null(path, "FIXTURE_LIB not set");
+    void *library = dlopen(path, RTLD_NOW);
+    cr_assert_not_null(library, "%s", dlerror());
+    void *(*fixture_address)(void) = (void *(*)(void))dlsym(library, "fixture_address");
+    void *frames[1] = { (char *)fixture_address() + 1 };
+    char **symbols = backtrace_symbols(frames, 1);
+    cr_assert_not_null(symbols);
+    cr_assert(strstr(symbols[0], "fixture_lib.so(fixture_static_helper+0x1) [") != NULL,
+              "%s", symbols[0]);
+    free(symbols);
+    dlclose(library);
+}
+
+Test(backtrace_symbols, address_in_a_dlclosed_module_is_well_formed)
+{
+    const char *path = getenv("FIXTURE_LIB");
+    void *library = dlopen(path, RTLD_NOW);
+    cr_assert_not_null(library);
+    void *(*fixture_address)(void) = (void *(*)(void))dlsym(library, "fixture_address");
+    void *frames[1] = { fixture_address() };
+    dlclose(library);
+    char **symbols = backtrace_symbols(frames, 1);
+    cr_assert_not_null(symbols);
+    char expected[64];
+    snprintf(expected, sizeof expected, "[%p]", frames[0]);
+    cr_assert_str_eq(symbols[0], expected);
+    free(symbols);
+}
