@@ -13,7 +13,7 @@ DOCDIR     ?= $(PREFIX)/share/doc/execinfo_ex
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   := build
-PKGS    := libunwind libdw libelf
+PKGS    := libdw libelf
 
 DEP_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 DEP_LIBS   := $(shell pkg-config --libs $(PKGS)) -lpthread
@@ -24,7 +24,12 @@ LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP
 SIGNAL_SAFE_SOURCES := \
 	src/base/fd_write.c \
 	src/base/text_out.c \
+	src/base/maps_reader.c \
 	src/unwind/capture.c \
+	src/unwind/stack_walk.c \
+	src/unwind/dwarf_cfi.c \
+	src/unwind/dwarf_expression.c \
+	src/unwind/rule_cache.c \
 	src/symbolize/index_reader.c \
 	src/symbolize/lookup.c \
 	src/symbolize/maps_fallback.c \
@@ -32,7 +37,6 @@ SIGNAL_SAFE_SOURCES := \
 	src/symbolize/symbols_fd.c
 NORMAL_SOURCES := \
 	src/base/options.c \
-	src/unwind/cache_policy.c \
 	src/symbolize/module_list.c \
 	src/symbolize/symbol_table.c \
 	src/symbolize/debug_file.c \

@@ -2,6 +2,9 @@
 #ifndef EXECINFO_EX_TEST_SUPPORT_H
 #define EXECINFO_EX_TEST_SUPPORT_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -6,8 +6,8 @@
 #   tests/tools/*.sh              symbol checks of the built objects
 #   tests/integration/run.sh      install, build programs as a user would, run
 
-TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Iinclude -Isrc -Itests $(DEP_CFLAGS)
-TEST_LIBS   := -lcriterion -ldl -lpthread
+TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Iinclude -Isrc -Itests $(DEP_CFLAGS) $(shell pkg-config --cflags libunwind)
+TEST_LIBS   := -lcriterion -lunwind -ldl -lpthread
 API_TESTS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/internal_*.c))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))

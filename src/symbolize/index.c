@@ -10,7 +10,7 @@
 #include "module_data.h"
 #include "../base/fd_write.h"
 #include "../base/options.h"
-#include "../unwind/capture.h"
+#include "../unwind/rule_cache.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -190,6 +190,9 @@ static int rebuild_locked(void)
         module_list_free(&list);
         return -ENOMEM;
     }
+    /* An unloaded module's pcs may now hold other code. */
+    if (built_once && list.subs != built_subs)
+        rule_cache_invalidate();
     built_adds = list.adds;
     built_subs = list.subs;
     built_once = 1;
@@ -246,6 +249,5 @@ __attribute__((constructor))
 static void index_at_load(void)
 {
     elf_version(EV_CURRENT);
-    capture_use_per_thread_cache();
     index_refresh(1);
 }

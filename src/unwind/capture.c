@@ -1,29 +1,49 @@
-/* capture.c: backtrace() and backtrace_ucontext() on libunwind.
+/* capture.c: backtrace() and backtrace_ucontext() on our DWARF walker.
  * World: signal-safe.
  *
- * backtrace() is a tail call into libunwind's cached fast trace
- * (unw_backtrace, a few ns a frame warm), whose first entry is the return
- * address of its own caller: as a tail call that is our caller, which is
- * glibc's contract. tests/unit/test_capture.c checks that frame 0 is the
- * caller, so a compiler that stops emitting the tail call is caught.
- *
- * The unwinder runs with libunwind's per-thread cache (cache_policy.c), so
- * that it takes no mutex. On a cache miss libunwind still calls
- * dl_iterate_phdr (the loader lock, recursive): see docs/SIGNAL_SAFETY.md. */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
+ * libunwind is not used to walk: its lookup of unwind tables takes the
+ * loader lock and deadlocks in handlers (dwarf_cfi.c says how). The walker
+ * reads the same .eh_frame data libunwind would, found through
+ * _dl_find_object, and tests/unit/test_backtrace.c checks frame for frame
+ * that both agree. */
 #include "capture.h"
+#include "stack_walk.h"
 #include "execinfo_ex.h"
 
 #include <errno.h>
 #include <stdint.h>
 
+/* Registers of this very instruction: the walk starts inside this
+ * function, whose frame and whose caller's (backtrace) are then skipped. */
+__attribute__((noinline))
+static int walk_from_here(void **buffer, int size, int skip)
+{
+    struct stack_walk walk;
+    uintptr_t pc, sp, fp;
+    int count = 0;
+
+    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+                     : "=r"(pc), "=r"(sp), "=r"(fp));
+    stack_walk_begin(&walk, pc, sp, fp);
+    while (count < size && stack_walk_step(&walk) > 0) {
+        if (skip > 0) {
+            skip--;
+            continue;
+        }
+        buffer[count++] = (void *)walk.registers[CFI_RETURN_ADDRESS];
+    }
+    return count;
+}
+
 int capture_backtrace(void **buffer, int size)
 {
+    int saved_errno = errno;
     if (size <= 0 || buffer == NULL)
         return 0;
-    return unw_backtrace(buffer, size);
+    /* Skip the return address into capture_backtrace itself. */
+    int count = walk_from_here(buffer, size, 1);
+    errno = saved_errno;
+    return count;
 }
 
 /* The public name is an alias, so that calls from inside the library do
@@ -35,22 +55,18 @@ __attribute__((visibility("default")))
 int backtrace_ucontext(void **buffer, int size, const void *ucontext)
 {
     int saved_errno = errno;
-    unw_cursor_t cursor;
+    struct stack_walk walk;
     int count = 0;
 
     if (size <= 0 || buffer == NULL || ucontext == NULL)
         return 0;
-    /* On x86_64 and aarch64 Linux, unw_context_t is the kernel's ucontext_t. */
-    if (unw_init_local2(&cursor, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) < 0) {
-        errno = saved_errno;
-        return 0;
-    }
+    stack_walk_begin_ucontext(&walk, ucontext);
     do {
-        unw_word_t ip;
-        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+        uintptr_t pc = walk.registers[CFI_RETURN_ADDRESS];
+        if (pc == 0)
             break;
-        buffer[count++] = (void *)(uintptr_t)ip;
-    } while (count < size && unw_step(&cursor) > 0);
+        buffer[count++] = (void *)pc;
+    } while (count < size && stack_walk_step(&walk) > 0);
     errno = saved_errno;
     return count;
 }

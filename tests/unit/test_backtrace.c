@@ -2,7 +2,10 @@
  * glibc's output, plus names for static functions. */
 #define _GNU_SOURCE
 #include <execinfo_ex.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 #include <dlfcn.h>
+#include <signal.h>
 #include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -84,6 +87,44 @@ Test(backtrace, agrees_with_glibc_backtrace)
     /* Frame 0 differs by the call site; the callers are the same. */
     for (int i = 1; i < our_count; i++)
         cr_assert_eq(ours[i], theirs[i], "frame %d: %p vs glibc %p", i, ours[i], theirs[i]);
+}
+
+/* libunwind walks the same .eh_frame data: frame for frame, we agree. */
+Test(backtrace, agrees_with_libunwind)
+{
+    void *ours[64], *theirs[64];
+    int our_count = backtrace(ours, 64);
+    int their_count = unw_backtrace(theirs, 64);
+    cr_assert_eq(our_count, their_count);
+    for (int i = 1; i < our_count; i++)
+        cr_assert_eq(ours[i], theirs[i], "frame %d: %p vs libunwind %p", i, ours[i], theirs[i]);
+}
+
+/* From a handler, the walk crosses the signal frame into the code that
+ * was interrupted, as glibc's does. */
+static void *in_handler[64];
+static int in_handler_count;
+
+static void on_usr1(int signo)
+{
+    (void)signo;
+    in_handler_count = backtrace(in_handler, 64);
+}
+
+__attribute__((noinline)) static void raise_here(void)
+{
+    raise(SIGUSR1);
+    __asm__ volatile("" ::: "memory");
+}
+
+Test(backtrace, crosses_the_signal_frame)
+{
+    signal(SIGUSR1, on_usr1);
+    raise_here();
+    int found = 0;
+    for (int i = 0; i < in_handler_count; i++)
+        found |= address_in(in_handler[i], (void *)raise_here, 64);
+    cr_assert(found, "raise_here not found in %d frames", in_handler_count);
 }
 
 Test(backtrace_symbols, names_static_functions)

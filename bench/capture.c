@@ -1,0 +1,135 @@
+/* capture.c: warm capture of 10, 30 and 100 frames: our backtrace against
+ * glibc's and against libunwind's unw_backtrace called directly.
+ *
+ * Built with -DUNW_LOCAL_ONLY, as a program that calls libunwind itself
+ * would be. All three run in the same process, so libunwind here has the
+ * caching policy that our library sets at load (it is the same
+ * libunwind.so.8). Warm, that does not matter: unw_backtrace then runs
+ * from its per-thread trace cache.
+ *
+ * The stack is made deeper than the largest depth with a noinline
+ * recursion, and each call is given a buffer of exactly DEPTH entries, so
+ * each call captures DEPTH frames and stops: the count is checked before
+ * anything is timed. */
+#include <libunwind.h>
+
+#include "bench.h"
+#include "timing.h"
+
+#include <execinfo_ex.h>
+#include <stdint.h>
+#include <stdio.h>
+
+const int capture_depths[CAPTURE_DEPTHS] = { 10, 30, 100 };
+#define STACK_LEVELS 110
+#define REPETITIONS 101
+#define BATCH_NS 1000000
+
+static void *frames[128];
+static int depth;
+static volatile int sink;
+
+static void batch_ours(long iterations)
+{
+    for (long i = 0; i < iterations; i++)
+        sink += backtrace(frames, depth);
+}
+
+static void batch_glibc(long iterations)
+{
+    for (long i = 0; i < iterations; i++)
+        sink += glibc.backtrace(frames, depth);
+}
+
+static void batch_libunwind(long iterations)
+{
+    for (long i = 0; i < iterations; i++)
+        sink += unw_backtrace(frames, depth);
+}
+
+static int (*const capture_functions[CONTENDER_COUNT])(void **, int) = {
+    backtrace, NULL /* glibc.backtrace, known at run time */, unw_backtrace
+};
+
+static int capture_with(int contender, void **buffer, int size)
+{
+    if (contender == GLIBC)
+        return glibc.backtrace(buffer, size);
+    return capture_functions[contender](buffer, size);
+}
+
+/* glibc's contract: frame 0 is a return address inside the caller of
+ * backtrace, frame 1 the caller's own return address. noipa: no clone, no
+ * inlining, so the addresses below are this very function's. */
+static void *probe_return;
+__attribute__((noipa)) static int probe(int contender, void **buffer)
+{
+    probe_return = __builtin_return_address(0);
+    int count = capture_with(contender, buffer, 2);
+    __asm__ volatile("" ::: "memory");
+    return count;
+}
+
+static void check_frame_zero(int contender)
+{
+    void *buffer[2] = { NULL, NULL };
+    int count = probe(contender, buffer);
+    uintptr_t start = (uintptr_t)probe, frame0 = (uintptr_t)buffer[0];
+
+    if (count != 2 || frame0 <= start || frame0 >= start + 512 || buffer[1] != probe_return)
+        bench_fail("%s: frame 0 is %p, frame 1 %p; expected inside probe() at %p and %p",
+                   contender_names[contender], buffer[0], buffer[1], (void *)probe,
+                   probe_return);
+}
+
+static void measure_at_bottom(struct results *results)
+{
+    static const struct contender contenders[CONTENDER_COUNT] = {
+        { "ours", batch_ours },
+        { "glibc", batch_glibc },
+        { "libunwind", batch_libunwind },
+    };
+
+    for (int c = 0; c < CONTENDER_COUNT; c++)
+        check_frame_zero(c);
+    for (int d = 0; d < CAPTURE_DEPTHS; d++) {
+        depth = capture_depths[d];
+        for (int c = 0; c < CONTENDER_COUNT; c++) {
+            int count = capture_with(c, frames, depth);
+            if (count != depth)
+                bench_fail("%s captured %d frames, not %d", contender_names[c], count, depth);
+        }
+        measure_interleaved(contenders, CONTENDER_COUNT, REPETITIONS, BATCH_NS,
+                            results->capture_ns[d]);
+    }
+}
+
+/* noinline and not a tail call, so each level is one real frame. */
+__attribute__((noinline)) static int descend(int levels, struct results *results)
+{
+    if (levels == 0) {
+        measure_at_bottom(results);
+        return 0;
+    }
+    int below = descend(levels - 1, results);
+    __asm__ volatile("" ::: "memory");
+    return below + 1;
+}
+
+void bench_capture(struct results *results)
+{
+    printf("\n1. Warm capture: N frames captured out of a deeper stack\n");
+    printf("   median of %d interleaved batches of ~%d ms; ns per call (ns per frame)\n\n",
+           REPETITIONS, BATCH_NS / 1000000);
+    descend(STACK_LEVELS, results);
+    printf("   %-6s %20s %20s %20s %12s %12s\n", "frames", "ours", "glibc", "libunwind",
+           "ours/glibc", "unw/glibc");
+    for (int d = 0; d < CAPTURE_DEPTHS; d++) {
+        const double *ns = results->capture_ns[d];
+        char cells[CONTENDER_COUNT][32];
+        for (int c = 0; c < CONTENDER_COUNT; c++)
+            snprintf(cells[c], sizeof cells[c], "%.0f (%.1f)", ns[c], ns[c] / capture_depths[d]);
+        printf("   %-6d %20s %20s %20s %11.3fx %11.3fx\n", capture_depths[d], cells[OURS],
+               cells[GLIBC], cells[LIBUNWIND], ns[OURS] / ns[GLIBC], ns[LIBUNWIND] / ns[GLIBC]);
+    }
+}

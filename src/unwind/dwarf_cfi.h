@@ -1,0 +1,48 @@
+/* dwarf_cfi.h: the call-frame rules that hold at one instruction. */
+#ifndef EXECINFO_EX_DWARF_CFI_H
+#define EXECINFO_EX_DWARF_CFI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* DWARF register numbers on x86_64; 16 is the return-address column. */
+#define CFI_REGISTER_COUNT 17
+#define CFI_RBP 6
+#define CFI_RSP 7
+#define CFI_RETURN_ADDRESS 16
+
+enum cfi_rule_kind {
+    CFI_SAME = 0,        /* unchanged (or never mentioned) */
+    CFI_UNDEFINED,       /* no value: for the return address, the end */
+    CFI_OFFSET,          /* saved at CFA + offset */
+    CFI_VALUE_OFFSET,    /* the value is CFA + offset */
+    CFI_REGISTER,        /* in register `number` */
+    CFI_EXPRESSION,      /* saved at the address the expression computes */
+    CFI_VALUE_EXPRESSION /* the value is what the expression computes */
+};
+
+struct cfi_rule {
+    uint8_t kind;
+    uint8_t number;
+    int64_t offset;
+    const uint8_t *expression;  /* kind *_EXPRESSION: DWARF block */
+    size_t expression_length;
+};
+
+struct cfi_frame {
+    int cfa_is_expression;
+    uint8_t cfa_register;
+    int64_t cfa_offset;
+    const uint8_t *cfa_expression;
+    size_t cfa_expression_length;
+    struct cfi_rule rules[CFI_REGISTER_COUNT];
+    int signal_frame;           /* CIE augmentation 'S' */
+};
+
+/* The rules at PC, found through _dl_find_object and the module's
+ * .eh_frame_hdr search table. Returns 0, or -ENOENT when no FDE covers PC,
+ * -EINVAL for CFI this reader does not understand. Signal-safe (reads the
+ * module's mapped, read-only unwind sections; no lock, no malloc). */
+int cfi_find_frame(uintptr_t pc, struct cfi_frame *frame);
+
+#endif

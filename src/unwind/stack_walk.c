@@ -1,0 +1,216 @@
+/* stack_walk.c: walk the stack with DWARF call-frame rules (x86_64).
+ * World: signal-safe: no lock, no malloc; every read from the stack is
+ * checked against the mapping that holds it (looked up in /proc/self/maps
+ * at most a few times a walk, and remembered per thread), so a corrupted
+ * stack ends the walk instead of faulting inside a handler. */
+#define _GNU_SOURCE
+#include "stack_walk.h"
+#include "dwarf_expression.h"
+#include "rule_cache.h"
+#include "../base/maps_reader.h"
+
+#include <errno.h>
+#include <string.h>
+#include <ucontext.h>
+
+#define MAPPING_LOOKUPS_PER_WALK 4
+#define ALL_KNOWN ((1u << CFI_REGISTER_COUNT) - 1)
+#define PC CFI_RETURN_ADDRESS
+
+/* The stack mapping this thread walked last: most walks need no lookup. */
+static __thread uintptr_t thread_stack_low __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t thread_stack_high __attribute__((tls_model("initial-exec")));
+
+static void begin_common(struct stack_walk *walk)
+{
+    walk->pc_is_exact = 1;
+    walk->readable_low = thread_stack_low;
+    walk->readable_high = thread_stack_high;
+    walk->mapping_lookups = 0;
+}
+
+void stack_walk_begin(struct stack_walk *walk, uintptr_t pc, uintptr_t sp, uintptr_t fp)
+{
+    memset(walk->registers, 0, sizeof walk->registers);
+    walk->registers[PC] = pc;
+    walk->registers[CFI_RSP] = sp;
+    walk->registers[CFI_RBP] = fp;
+    walk->known = 1u << PC | 1u << CFI_RSP | 1u << CFI_RBP;
+    begin_common(walk);
+}
+
+#if defined(__x86_64__)
+/* DWARF register r is gregs[greg_of_dwarf[r]]. */
+static const int greg_of_dwarf[CFI_REGISTER_COUNT] = {
+    REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
+    REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP,
+};
+
+static void load_ucontext(struct stack_walk *walk, const ucontext_t *context)
+{
+    for (int r = 0; r < CFI_REGISTER_COUNT; r++)
+        walk->registers[r] = (uintptr_t)context->uc_mcontext.gregs[greg_of_dwarf[r]];
+    walk->known = ALL_KNOWN;
+}
+#else
+#error "stack_walk.c: only x86_64 is implemented; add the register map of this architecture"
+#endif
+
+void stack_walk_begin_ucontext(struct stack_walk *walk, const void *ucontext)
+{
+    load_ucontext(walk, ucontext);
+    begin_common(walk);
+}
+
+static int find_readable_mapping(struct stack_walk *walk, uintptr_t address)
+{
+    struct maps_entry entry;
+    if (walk->mapping_lookups >= MAPPING_LOOKUPS_PER_WALK)
+        return -EFAULT;
+    walk->mapping_lookups++;
+    if (maps_find(address, &entry) < 0 || !entry.readable)
+        return -EFAULT;
+    walk->readable_low = entry.start;
+    walk->readable_high = entry.end;
+    thread_stack_low = entry.start;
+    thread_stack_high = entry.end;
+    return 0;
+}
+
+int stack_walk_read(struct stack_walk *walk, uintptr_t address, uintptr_t *value)
+{
+    if (address % sizeof(uintptr_t) != 0)
+        return -EFAULT;
+    if (address < walk->readable_low || address > walk->readable_high - sizeof(uintptr_t)) {
+        if (find_readable_mapping(walk, address) < 0)
+            return -EFAULT;
+    }
+    *value = *(const uintptr_t *)address;
+    return 0;
+}
+
+/* ---- one step ------------------------------------------------------------ */
+
+static int compute_cfa(struct stack_walk *walk, const struct cfi_frame *frame, uintptr_t *cfa)
+{
+    if (frame->cfa_is_expression)
+        return dwarf_expression_evaluate(walk, frame->cfa_expression,
+                                         frame->cfa_expression_length, 0, 0, cfa);
+    if (frame->cfa_register >= CFI_REGISTER_COUNT || !(walk->known & (1u << frame->cfa_register)))
+        return -EINVAL;
+    *cfa = walk->registers[frame->cfa_register] + (uintptr_t)frame->cfa_offset;
+    return 0;
+}
+
+/* The caller's value of one register; returns 1 if known, 0 if not, <0. */
+static int recover(struct stack_walk *walk, const struct cfi_rule *rule, int number,
+                   uintptr_t cfa, uintptr_t *value)
+{
+    uintptr_t address;
+    switch (rule->kind) {
+    case CFI_SAME:
+        if (number == CFI_RSP) { *value = cfa; return 1; } /* the caller's sp is the CFA */
+        *value = walk->registers[number];
+        return (walk->known >> number) & 1u;
+    case CFI_UNDEFINED:
+        return 0;
+    case CFI_OFFSET:
+        return stack_walk_read(walk, cfa + (uintptr_t)rule->offset, value) < 0 ? -EFAULT : 1;
+    case CFI_VALUE_OFFSET:
+        *value = cfa + (uintptr_t)rule->offset;
+        return 1;
+    case CFI_REGISTER:
+        *value = walk->registers[rule->number];
+        return (walk->known >> rule->number) & 1u;
+    case CFI_EXPRESSION:
+        if (dwarf_expression_evaluate(walk, rule->expression, rule->expression_length, 1, cfa,
+                                      &address) < 0)
+            return -EINVAL;
+        return stack_walk_read(walk, address, value) < 0 ? -EFAULT : 1;
+    case CFI_VALUE_EXPRESSION:
+        return dwarf_expression_evaluate(walk, rule->expression, rule->expression_length, 1,
+                                         cfa, value) < 0 ? -EINVAL : 1;
+    }
+    return -EINVAL;
+}
+
+/* Keep the rule for next time if it has the shape the fast path knows. */
+static void remember_if_simple(uintptr_t pc, const struct cfi_frame *frame)
+{
+    const struct cfi_rule *ra = &frame->rules[PC], *rbp = &frame->rules[CFI_RBP];
+    const struct cfi_rule *rsp = &frame->rules[CFI_RSP];
+    if (frame->cfa_is_expression || frame->signal_frame || rsp->kind != CFI_SAME ||
+        (frame->cfa_register != CFI_RSP && frame->cfa_register != CFI_RBP) ||
+        ra->kind != CFI_OFFSET || (rbp->kind != CFI_SAME && rbp->kind != CFI_OFFSET) ||
+        frame->cfa_offset != (int32_t)frame->cfa_offset)
+        return;
+    struct simple_rule rule = { frame->cfa_register, rbp->kind == CFI_OFFSET,
+                                (int32_t)frame->cfa_offset, (int32_t)ra->offset,
+                                (int32_t)rbp->offset };
+    rule_cache_store(pc, &rule);
+}
+
+static int step_with_rule(struct stack_walk *walk, const struct simple_rule *rule)
+{
+    if (!(walk->known & (1u << rule->cfa_register)))
+        return 0;
+    uintptr_t cfa = walk->registers[rule->cfa_register] + (uintptr_t)(intptr_t)rule->cfa_offset;
+    uintptr_t pc, rbp = walk->registers[CFI_RBP];
+    if (stack_walk_read(walk, cfa + (uintptr_t)(intptr_t)rule->ra_offset, &pc) < 0)
+        return 0;
+    if (rule->rbp_saved &&
+        stack_walk_read(walk, cfa + (uintptr_t)(intptr_t)rule->rbp_offset, &rbp) < 0)
+        return 0;
+    if (cfa <= walk->registers[CFI_RSP] || pc == 0)
+        return 0; /* a stack must grow towards its base */
+    int rbp_known = rule->rbp_saved || (walk->known & (1u << CFI_RBP));
+    walk->registers[PC] = pc;
+    walk->registers[CFI_RSP] = cfa;
+    walk->registers[CFI_RBP] = rbp;
+    walk->known = 1u << PC | 1u << CFI_RSP | (rbp_known ? 1u << CFI_RBP : 0);
+    walk->pc_is_exact = 0;
+    return 1;
+}
+
+static int step_with_frame(struct stack_walk *walk, uintptr_t lookup_pc,
+                           const struct cfi_frame *frame)
+{
+    uintptr_t cfa, next[CFI_REGISTER_COUNT];
+    uint32_t known = 0;
+
+    if (compute_cfa(walk, frame, &cfa) < 0)
+        return 0;
+    for (int r = 0; r < CFI_REGISTER_COUNT; r++) {
+        int got = recover(walk, &frame->rules[r], r, cfa, &next[r]);
+        if (got < 0 && (r == PC || r == CFI_RSP))
+            return 0;
+        if (got > 0)
+            known |= 1u << r;
+    }
+    if (!(known & (1u << PC)) || next[PC] == 0)
+        return 0; /* undefined return address: the outermost frame */
+    if (!frame->signal_frame && next[CFI_RSP] <= walk->registers[CFI_RSP])
+        return 0;
+    remember_if_simple(lookup_pc, frame);
+    memcpy(walk->registers, next, sizeof next);
+    walk->known = known;
+    /* After a signal frame the pc is the interrupted instruction itself. */
+    walk->pc_is_exact = frame->signal_frame;
+    return 1;
+}
+
+int stack_walk_step(struct stack_walk *walk)
+{
+    struct simple_rule rule;
+    struct cfi_frame frame;
+    uintptr_t pc = walk->registers[PC];
+    /* A return address may follow the last instruction of its function:
+     * its rules are those of the call, one byte before. */
+    uintptr_t lookup_pc = walk->pc_is_exact ? pc : pc - 1;
+
+    if (rule_cache_find(lookup_pc, &rule))
+        return step_with_rule(walk, &rule);
+    if (cfi_find_frame(lookup_pc, &frame) < 0)
+        return 0;
+    return step_with_frame(walk, lookup_pc, &frame);
+}

@@ -1,0 +1,32 @@
+/* stack_walk.h: step from one frame to its caller with the DWARF rules. */
+#ifndef EXECINFO_EX_STACK_WALK_H
+#define EXECINFO_EX_STACK_WALK_H
+
+#include <stdint.h>
+
+#include "dwarf_cfi.h"
+
+struct stack_walk {
+    uintptr_t registers[CFI_REGISTER_COUNT];  /* [16] is the pc */
+    uint32_t known;                           /* bit r: registers[r] is valid */
+    int pc_is_exact;       /* the pc is an interrupted instruction, not a return address */
+    uintptr_t readable_low, readable_high;    /* the stack mapping reads are checked against */
+    int mapping_lookups;
+};
+
+/* Start from registers taken at one instruction (pc exact). */
+void stack_walk_begin(struct stack_walk *walk, uintptr_t pc, uintptr_t sp, uintptr_t fp);
+
+/* Start from a signal handler's ucontext_t (x86_64 Linux). */
+void stack_walk_begin_ucontext(struct stack_walk *walk, const void *ucontext);
+
+/* Move to the caller. Returns 1, or 0 at the end of the stack (no rule,
+ * an undefined return address, a bad read, a stack going backwards).
+ * Every memory read is checked against the mappings first. Signal-safe. */
+int stack_walk_step(struct stack_walk *walk);
+
+/* Read the word at ADDRESS if it lies in a readable mapping. Returns 0 or
+ * -EFAULT. Signal-safe. */
+int stack_walk_read(struct stack_walk *walk, uintptr_t address, uintptr_t *value);
+
+#endif

@@ -1,0 +1,268 @@
+/* The symbol index builder over the ELF files users ship and the ones that
+ * are broken: stripped with a debug file (by build-id, by debuglink),
+ * truncated, mutated, replaced. Each gives the right names or none, never
+ * a crash. The files are made here, from tests/fixtures/fixture_lib.c. */
+#define _GNU_SOURCE
+#include "symbolize/index.h"
+#include "symbolize/lookup.h"
+#include "symbolize/line_table.h"
+#include "symbolize/module_data.h"
+#include "support.h"
+
+#include <gelf.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+static char work[256];
+
+static void run(const char *command)
+{
+    char line[2048];
+    snprintf(line, sizeof line, "cd %s && %s", work, command);
+    cr_assert_eq(system(line), 0, "%s", line);
+}
+
+static void make_work_dir(void)
+{
+    snprintf(work, sizeof work, "/tmp/execinfo_ex_elf_%d", (int)getpid());
+    mkdir(work, 0700);
+    char copy[512];
+    snprintf(copy, sizeof copy, "cp '%s' lib.so", getenv("FIXTURE_LIB"));
+    run(copy);
+    elf_version(EV_CURRENT);
+}
+
+static void remove_work_dir(void)
+{
+    char line[300];
+    snprintf(line, sizeof line, "rm -rf %s", work);
+    system(line);
+}
+
+TestSuite(elf, .init = make_work_dir, .fini = remove_work_dir, .timeout = 30);
+
+/* A module as if NAME were loaded at bias 0, with BUILD_ID (NULL: none). */
+static struct module_info module_for(const char *name, const unsigned char *build_id,
+                                     unsigned build_id_length)
+{
+    static char path[512];
+    struct module_info module;
+    memset(&module, 0, sizeof module);
+    snprintf(path, sizeof path, "%s/%s", work, name);
+    module.file_path = path;
+    module.display_path = path;
+    module.start = 0;
+    module.end = UINTPTR_MAX;
+    if (build_id_length)
+        memcpy(module.build_id, build_id, build_id_length);
+    module.build_id_length = build_id_length;
+    return module;
+}
+
+static unsigned read_build_id(const char *name, unsigned char *id)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", work, name);
+    int fd = open(path, O_RDONLY);
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    unsigned char found[64];
+    unsigned length = 0;
+    Elf_Scn *section = NULL;
+    while ((section = elf_nextscn(elf, section)) != NULL) {
+        GElf_Shdr header;
+        gelf_getshdr(section, &header);
+        if (header.sh_type != SHT_NOTE)
+            continue;
+        Elf_Data *data = elf_getdata(section, NULL);
+        length = build_id_from_notes(data->d_buf, data->d_size, found);
+        if (length)
+            break;
+    }
+    memcpy(id, found, length);
+    elf_end(elf);
+    close(fd);
+    return length;
+}
+
+/* The name the index gives to link-time address ADDRESS in DATA. */
+static const char *name_at(const struct module_data *data, uint64_t address)
+{
+    size_t bytes = sizeof(struct index_snapshot) + sizeof(struct index_module);
+    struct index_snapshot *snapshot = calloc(1, bytes);
+    snapshot->count = 1;
+    snapshot->modules[0] = (struct index_module){ .bias = 0, .start = 0, .end = UINTPTR_MAX,
+                                                  .path = "m", .data = data };
+    static struct frame_location location;
+    lookup_frame(snapshot, address, 0, &location);
+    free(snapshot);
+    return location.function;
+}
+
+static uint64_t symbol_value(const char *name, const char *symbol)
+{
+    char command[512], output[64] = "";
+    snprintf(command, sizeof command, "nm %s/%s | awk '$3 == \"%s\" { print $1 }'", work, name,
+             symbol);
+    FILE *pipe = popen(command, "r");
+    cr_assert_not_null(pipe);
+    cr_assert_not_null(fgets(output, sizeof output, pipe), "no %s in %s", symbol, name);
+    pclose(pipe);
+    return strtoull(output, NULL, 16);
+}
+
+Test(elf, full_symbol_table_names_static_functions)
+{
+    unsigned char id[64];
+    unsigned length = read_build_id("lib.so", id);
+    cr_assert_gt(length, 0u, "the fixture has a build-id");
+    struct module_info module = module_for("lib.so", id, length);
+    size_t line_bytes;
+    const struct module_data *data = module_data_build(&module, 1 << 20, &line_bytes);
+    cr_assert_not_null(data);
+    uint64_t helper = symbol_value("lib.so", "fixture_static_helper");
+    cr_assert_str_eq(name_at(data, helper + 2), "fixture_static_helper");
+    cr_assert_gt(data->line_count, 0u, "the fixture has -g line data");
+}
+
+Test(elf, stripped_module_uses_build_id_debug_file)
+{
+    unsigned char id[64];
+    uint64_t helper = symbol_value("lib.so", "fixture_static_helper");
+    unsigned length = read_build_id("lib.so", id);
+    char directory[512];
+    snprintf(directory, sizeof directory, "mkdir -p debug/.build-id/%02x && objcopy "
+             "--only-keep-debug lib.so debug/.build-id/%02x/", id[0], id[0]);
+    size_t at = strlen(directory);
+    for (unsigned i = 1; i < length; i++)
+        at += (size_t)snprintf(directory + at, sizeof directory - at, "%02x", id[i]);
+    snprintf(directory + at, sizeof directory - at, ".debug && strip --strip-all lib.so");
+    run(directory);
+    struct module_info module = module_for("lib.so", id, length);
+    size_t line_bytes;
+
+    unsetenv("EXECINFO_EX_DEBUG_ROOT");
+    const struct module_data *without = module_data_build(&module, 0, &line_bytes);
+    cr_assert_not_null(without);
+    cr_assert_null(name_at(without, helper + 2), "stripped: the static name is gone");
+
+    char root[512];
+    snprintf(root, sizeof root, "%s/debug", work);
+    setenv("EXECINFO_EX_DEBUG_ROOT", root, 1);
+    const struct module_data *with = module_data_build(&module, 1 << 20, &line_bytes);
+    unsetenv("EXECINFO_EX_DEBUG_ROOT");
+    cr_assert_not_null(with);
+    cr_assert_str_eq(name_at(with, helper + 2), "fixture_static_helper");
+    cr_assert_gt(with->line_count, 0u, "lines from the debug file");
+}
+
+Test(elf, stripped_module_uses_debuglink)
+{
+    uint64_t helper = symbol_value("lib.so", "fixture_static_helper");
+    run("objcopy --only-keep-debug lib.so lib.so.dbg && strip --strip-all "
+        "--remove-section=.note.gnu.build-id lib.so && "
+        "objcopy --add-gnu-debuglink=lib.so.dbg lib.so && mkdir -p .debug && "
+        "mv lib.so.dbg .debug/");
+    struct module_info module = module_for("lib.so", NULL, 0);
+    size_t line_bytes;
+    const struct module_data *data = module_data_build(&module, 0, &line_bytes);
+    cr_assert_not_null(data);
+    cr_assert_str_eq(name_at(data, helper + 2), "fixture_static_helper");
+}
+
+Test(elf, replaced_file_is_refused_by_build_id)
+{
+    unsigned char id[64];
+    unsigned length = read_build_id("lib.so", id);
+    id[0] ^= 0xff; /* the loaded module's id no longer matches the file's */
+    struct module_info module = module_for("lib.so", id, length);
+    size_t line_bytes;
+    cr_assert_null(module_data_build(&module, 1 << 20, &line_bytes));
+}
+
+Test(elf, missing_and_non_elf_files_are_refused)
+{
+    run("printf 'not an elf file at all' > text.so && : > empty.so");
+    const char *names[] = { "missing.so", "text.so", "empty.so" };
+    for (int i = 0; i < 3; i++) {
+        struct module_info module = module_for(names[i], NULL, 0);
+        size_t line_bytes;
+        cr_assert_null(module_data_build(&module, 1 << 20, &line_bytes), "%s", names[i]);
+    }
+}
+
+/* Truncated at every 1/16 of the file: no crash, never a wrong name. */
+Test(elf, truncated_files_fall_back_cleanly)
+{
+    struct stat info;
+    char path[512];
+    snprintf(path, sizeof path, "%s/lib.so", work);
+    cr_assert_eq(stat(path, &info), 0);
+    uint64_t helper = symbol_value("lib.so", "fixture_static_helper");
+    for (int part = 0; part < 16; part++) {
+        char command[256];
+        snprintf(command, sizeof command, "head -c %lld lib.so > cut.so",
+                 (long long)info.st_size * part / 16);
+        run(command);
+        struct module_info module = module_for("cut.so", NULL, 0);
+        size_t line_bytes;
+        const struct module_data *data = module_data_build(&module, 1 << 20, &line_bytes);
+        const char *name = data ? name_at(data, helper + 2) : NULL;
+        cr_assert(name == NULL || strcmp(name, "fixture_static_helper") == 0, "%s", name);
+    }
+}
+
+/* Bytes flipped at pseudo-random places, section headers included. */
+Test(elf, mutated_files_never_crash_the_builder)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/lib.so", work);
+    int fd = open(path, O_RDONLY);
+    struct stat info;
+    fstat(fd, &info);
+    unsigned char *original = malloc((size_t)info.st_size);
+    cr_assert_eq(read(fd, original, (size_t)info.st_size), info.st_size);
+    close(fd);
+    unsigned seed = 12345;
+    int built = 0;
+    for (int round = 0; round < 300; round++) {
+        unsigned char *copy = malloc((size_t)info.st_size);
+        memcpy(copy, original, (size_t)info.st_size);
+        for (int flips = 0; flips < 8; flips++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % (size_t)info.st_size;
+            /* Half the flips land in the ELF and section headers. */
+            if (flips % 2 == 0)
+                at = (seed >> 8) % 64;
+            copy[at] ^= (unsigned char)(seed >> 3);
+        }
+        char mutated[512];
+        snprintf(mutated, sizeof mutated, "%s/mutated.so", work);
+        int out = open(mutated, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        cr_assert_eq(write(out, copy, (size_t)info.st_size), info.st_size);
+        close(out);
+        struct module_info module = module_for("mutated.so", NULL, 0);
+        size_t line_bytes;
+        const struct module_data *data = module_data_build(&module, 1 << 20, &line_bytes);
+        if (data != NULL) {
+            built++;
+            const char *name = name_at(data, 0x1100);
+            /* Whatever the damage, a name is a short printable string. */
+            for (size_t i = 0; name != NULL && name[i] != '\0'; i++)
+                cr_assert(i < 4096 && name[i] >= ' ' && name[i] < 127, "round %d", round);
+        }
+        free(copy);
+    }
+    free(original);
+    cr_assert_lt(built, 300, "some mutations must be refused"); 
+}
+
+Test(elf, line_budget_is_respected)
+{
+    struct module_info module = module_for("lib.so", NULL, 0);
+    size_t line_bytes;
+    const struct module_data *data = module_data_build(&module, 3 * sizeof(struct line_entry),
+                                                       &line_bytes);
+    cr_assert_not_null(data);
+    cr_assert_leq(data->line_count, 3u);
+    cr_assert(data->lines_truncated);
+}
