@@ -10,9 +10,11 @@
  *   Needs     what must have happened first.
  *
  * Symbol data comes from an index built in the normal world (when the
- * library is loaded, at the first symbolizing call, and again when the set
- * of loaded modules changes) and read lock-free by the AS-Safe calls. A
- * module that is not yet indexed is written as path(+0xoffset). */
+ * library is loaded, and again by backtrace_symbols, backtrace_resolve and
+ * backtrace_refresh_index once modules were loaded or unloaded) and read
+ * lock-free by the AS-Safe calls. A module loaded since is written by the
+ * AS-Safe calls as path(+0xoffset), its path from /proc/self/maps.
+ * Needs: nothing; every call works from the first one. */
 #ifndef EXECINFO_EX_H
 #define EXECINFO_EX_H
 

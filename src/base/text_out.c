@@ -85,10 +85,18 @@ size_t format_unsigned(char *digits, uint64_t value, unsigned base)
     return count;
 }
 
+/* Shifts, not divisions: hexadecimal is most of what a trace prints. */
 void text_out_hex(struct text_out *out, uintptr_t value)
 {
-    char digits[65];
-    text_out_bytes(out, digits, format_unsigned(digits, value, 16));
+    static const char alphabet[] = "0123456789abcdef";
+    char digits[2 * sizeof value];
+    size_t at = sizeof digits;
+
+    do {
+        digits[--at] = alphabet[value & 0xf];
+        value >>= 4;
+    } while (value != 0);
+    text_out_bytes(out, digits + at, sizeof digits - at);
 }
 
 void text_out_decimal(struct text_out *out, uint64_t value)

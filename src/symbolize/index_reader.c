@@ -8,6 +8,12 @@
 
 #include <stdatomic.h>
 
+/* A program linked with the static library that only calls signal-safe
+ * functions would otherwise not pull in index.o, whose constructor builds
+ * the index: this reference makes the linker take it. */
+extern const char index_builder_anchor;
+__attribute__((used)) static const char *const pull_in_index_builder = &index_builder_anchor;
+
 static _Atomic(struct index_snapshot *) published;
 static atomic_int readers;
 

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What one row takes in the index (struct index_line). */
+#define LINE_PACKED_BYTES 16
+
 /* File names are interned through a small open-addressing table. */
 struct file_interner {
     struct line_vector *lines;
@@ -88,6 +91,8 @@ static int read_unit(Dwarf_Die *unit, struct file_interner *interner, size_t bud
     Dwarf_Lines *rows;
     size_t count;
 
+    size_t unit_start = out->count;
+
     if (dwarf_getsrclines(unit, &rows, &count) != 0)
         return 0;
     for (size_t i = 0; i < count; i++) {
@@ -101,8 +106,11 @@ static int read_unit(Dwarf_Die *unit, struct file_interner *interner, size_t bud
         const char *file = dwarf_linesrc(row, NULL, NULL);
         if (!end && (dwarf_lineno(row, &line) != 0 || file == NULL))
             continue;
-        if ((out->count + 1) * sizeof(struct line_entry) > budget)
+        if ((out->count + 1) * LINE_PACKED_BYTES > budget) {
+            /* Keep only whole units: a cut sequence would have no end. */
+            out->count = unit_start;
             return -E2BIG;
+        }
         long file_index = end ? 0 : intern_file(interner, file);
         if (file_index < 0)
             return (int)file_index;
@@ -165,7 +173,7 @@ void line_table_finish(struct line_vector *lines)
 
 size_t line_table_packed_size(const struct line_vector *lines)
 {
-    size_t bytes = lines->count * 16;
+    size_t bytes = lines->count * LINE_PACKED_BYTES;
     for (size_t i = 0; i < lines->file_count; i++)
         bytes += strlen(lines->files[i]) + 1 + sizeof(uint32_t);
     return bytes;

@@ -12,27 +12,33 @@
 #define OUTPUT_BUFFER_SIZE 2048
 #define PRINT_TRACE_FRAMES 128
 
+static void format_frames(struct text_out *out, void *const *buffer, int size, int flags,
+                          enum frame_shape shape, int with_source)
+{
+    struct frame_location location;
+    const struct index_snapshot *snapshot = index_acquire();
+    for (int i = 0; i < size && out->error == 0; i++) {
+        uintptr_t address = (uintptr_t)buffer[i];
+        int exact = i == 0 && (flags & BACKTRACE_FIRST_IS_PC);
+        uintptr_t line_address = exact || address == 0 ? address : address - 1;
+        lookup_frame(snapshot, address, with_source ? line_address : 0, &location);
+        frame_format(out, address, &location, shape);
+        if (with_source)
+            frame_format_source(out, &location);
+        text_out_char(out, '\n');
+        text_out_end_line(out);
+    }
+    index_release();
+}
+
 static void write_frames(void *const *buffer, int size, int flags, int fd,
                          enum frame_shape shape, int with_source)
 {
     char storage[OUTPUT_BUFFER_SIZE];
     struct text_out out;
-    struct frame_location location;
 
     text_out_init_fd(&out, fd, storage, sizeof storage);
-    const struct index_snapshot *snapshot = index_acquire();
-    for (int i = 0; i < size && out.error == 0; i++) {
-        uintptr_t address = (uintptr_t)buffer[i];
-        int exact = i == 0 && (flags & BACKTRACE_FIRST_IS_PC);
-        uintptr_t line_address = exact || address == 0 ? address : address - 1;
-        lookup_frame(snapshot, address, with_source ? line_address : 0, &location);
-        frame_format(&out, address, &location, shape);
-        if (with_source)
-            frame_format_source(&out, &location);
-        text_out_char(&out, '\n');
-        text_out_end_line(&out);
-    }
-    index_release();
+    format_frames(&out, buffer, size, flags, shape, with_source);
     text_out_flush(&out);
 }
 
@@ -54,30 +60,25 @@ void backtrace_print_fd(void *const *buffer, int size, int flags, int fd)
     errno = saved_errno;
 }
 
-static void write_header(int fd, int count)
-{
-    char storage[64];
-    struct text_out out;
-
-    text_out_init_fd(&out, fd, storage, sizeof storage);
-    text_out_string(&out, "Obtained ");
-    text_out_decimal(&out, (uint64_t)count);
-    text_out_string(&out, " stack frames.\n");
-    text_out_flush(&out);
-}
-
 /* noinline: frame 0 of the capture must be this function, which is skipped. */
 __attribute__((noinline))
 static void print_caller_trace(int fd)
 {
     void *frames[PRINT_TRACE_FRAMES + 2];
+    char storage[OUTPUT_BUFFER_SIZE];
+    struct text_out out;
     int saved_errno = errno;
     int count = capture_backtrace(frames, PRINT_TRACE_FRAMES + 2);
     /* Skip this function and the public entry point that called it. */
     int skip = count < 2 ? count : 2;
 
-    write_header(fd, count - skip);
-    write_frames(frames + skip, count - skip, 0, fd, FRAME_SHAPE_SYMBOLS, 1);
+    text_out_init_fd(&out, fd, storage, sizeof storage);
+    text_out_string(&out, "Obtained ");
+    text_out_decimal(&out, (uint64_t)(count - skip));
+    text_out_string(&out, " stack frames.\n");
+    text_out_end_line(&out);
+    format_frames(&out, frames + skip, count - skip, 0, FRAME_SHAPE_SYMBOLS, 1);
+    text_out_flush(&out);
     errno = saved_errno;
 }
 
