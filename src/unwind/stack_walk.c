@@ -23,10 +23,18 @@ static __thread uintptr_t thread_stack_high __attribute__((tls_model("initial-ex
 
 static void begin_common(struct stack_walk *walk)
 {
+    uintptr_t sp = walk->registers[CFI_RSP];
+
     walk->pc_is_exact = 1;
-    walk->readable_low = thread_stack_low;
-    walk->readable_high = thread_stack_high;
     walk->mapping_lookups = 0;
+    /* Trust the remembered mapping only if we stand in it now: the stack
+     * it described (an alternate signal stack, say) may be gone. */
+    if (sp >= thread_stack_low && sp < thread_stack_high) {
+        walk->readable_low = thread_stack_low;
+        walk->readable_high = thread_stack_high;
+    } else {
+        walk->readable_low = walk->readable_high = 0;
+    }
 }
 
 void stack_walk_begin(struct stack_walk *walk, uintptr_t pc, uintptr_t sp, uintptr_t fp)
@@ -81,7 +89,9 @@ int stack_walk_read(struct stack_walk *walk, uintptr_t address, uintptr_t *value
 {
     if (address % sizeof(uintptr_t) != 0)
         return -EFAULT;
-    if (address < walk->readable_low || address > walk->readable_high - sizeof(uintptr_t)) {
+    /* An empty range (nothing looked up yet) holds nothing. */
+    if (walk->readable_high < walk->readable_low + sizeof(uintptr_t) ||
+        address < walk->readable_low || address > walk->readable_high - sizeof(uintptr_t)) {
         if (find_readable_mapping(walk, address) < 0)
             return -EFAULT;
     }
