@@ -113,10 +113,16 @@ static uint64_t read_encoded(struct reader *r, uint8_t encoding)
     return value;
 }
 
+/* The module's mapping: no table or entry may reach outside it. */
+struct bounds {
+    uintptr_t low, high;
+};
+
 /* ---- .eh_frame_hdr ------------------------------------------------------ */
 
 /* The FDE for PC from the binary-search table (datarel sdata4 pairs). */
-static const uint8_t *search_table(const uint8_t *header, uintptr_t pc)
+static const uint8_t *search_table(const uint8_t *header, const struct bounds *bounds,
+                                   uintptr_t pc)
 {
     struct reader r = { header + 4, header + 4 + 16, (uintptr_t)header, 0 };
     if (header[0] != 1 || header[3] != 0x3b) /* version 1, datarel|sdata4 */
@@ -126,6 +132,8 @@ static const uint8_t *search_table(const uint8_t *header, uintptr_t pc)
     if (r.failed || count == 0)
         return NULL;
     const int32_t *table = (const int32_t *)r.at;
+    if ((uintptr_t)table < bounds->low || count > (bounds->high - (uintptr_t)table) / 8)
+        return NULL;
     size_t low = 0, high = count;
     while (low < high) {
         size_t middle = low + (high - low) / 2;
@@ -152,11 +160,16 @@ struct cie {
 };
 
 /* An entry's length and where it ends; NULL for the terminator or junk. */
-static const uint8_t *entry_body(const uint8_t *entry, const uint8_t **end)
+static const uint8_t *entry_body(const uint8_t *entry, const struct bounds *bounds,
+                                 const uint8_t **end)
 {
     uint32_t length;
+    if ((uintptr_t)entry < bounds->low || (uintptr_t)entry > bounds->high - 8)
+        return NULL;
     memcpy(&length, entry, 4);
     if (length == 0 || length == 0xffffffffu) /* 64-bit DWARF is not in .eh_frame */
+        return NULL;
+    if (length > bounds->high - (uintptr_t)entry - 4)
         return NULL;
     *end = entry + 4 + length;
     return entry + 4;
@@ -185,10 +198,11 @@ static int parse_augmentation(struct reader *r, const char *augmentation, struct
     return 0;
 }
 
-static int parse_cie(const uint8_t *cie_entry, uintptr_t data_base, struct cie *cie)
+static int parse_cie(const uint8_t *cie_entry, uintptr_t data_base, const struct bounds *bounds,
+                     struct cie *cie)
 {
     const uint8_t *end;
-    const uint8_t *body = entry_body(cie_entry, &end);
+    const uint8_t *body = entry_body(cie_entry, bounds, &end);
     if (body == NULL)
         return -EINVAL;
     struct reader r = { body, end, data_base, 0 };
@@ -346,16 +360,17 @@ static int run_program(struct program *p)
     return p->r.failed ? -EINVAL : 0;
 }
 
-static int run_fde(const uint8_t *fde, uintptr_t data_base, uintptr_t pc, struct cfi_frame *frame)
+static int run_fde(const uint8_t *fde, uintptr_t data_base, const struct bounds *bounds,
+                   uintptr_t pc, struct cfi_frame *frame)
 {
     const uint8_t *end;
-    const uint8_t *body = entry_body(fde, &end);
+    const uint8_t *body = entry_body(fde, bounds, &end);
     if (body == NULL)
         return -ENOENT;
     int32_t cie_pointer;
     memcpy(&cie_pointer, body, 4);
     struct cie cie;
-    if (cie_pointer == 0 || parse_cie(body - cie_pointer, data_base, &cie) < 0)
+    if (cie_pointer == 0 || parse_cie(body - cie_pointer, data_base, bounds, &cie) < 0)
         return -EINVAL;
     struct reader r = { body + 4, end, data_base, 0 };
     uintptr_t start = read_encoded(&r, cie.fde_encoding);
@@ -385,9 +400,11 @@ int cfi_find_frame(uintptr_t pc, struct cfi_frame *frame)
     if (_dl_find_object((void *)pc, &object) != 0 || object.dlfo_eh_frame == NULL)
         return -ENOENT;
     const uint8_t *header = object.dlfo_eh_frame;
-    const uint8_t *fde = search_table(header, pc);
-    if (fde == NULL || (uintptr_t)fde < (uintptr_t)object.dlfo_map_start ||
-        (uintptr_t)fde >= (uintptr_t)object.dlfo_map_end)
+    struct bounds bounds = { (uintptr_t)object.dlfo_map_start, (uintptr_t)object.dlfo_map_end };
+    if ((uintptr_t)header < bounds.low || (uintptr_t)header > bounds.high - 20)
         return -ENOENT;
-    return run_fde(fde, (uintptr_t)header, pc, frame);
+    const uint8_t *fde = search_table(header, &bounds, pc);
+    if (fde == NULL)
+        return -ENOENT;
+    return run_fde(fde, (uintptr_t)header, &bounds, pc, frame);
 }

@@ -1,0 +1,405 @@
+#!/bin/sh
+# tests/integration/run.sh: install execinfo_ex and use it the way a user
+# would. Run by `make test-integration` (after `make all`) from the repo root:
+#   sh tests/integration/run.sh
+#
+#  1. make install PREFIX=<tmp>/prefix; make install/uninstall with DESTDIR.
+#  2. user_program.c built with `cc ... $(pkg-config --cflags --libs
+#     execinfo_ex)`, without -rdynamic, run with LD_LIBRARY_PATH: static and
+#     global functions named in backtrace_symbols and backtrace_symbols_fd
+#     shapes, print_trace's " at user_program.c:LINE" equal to the call line.
+#  3. The same, and fd_only.c (only backtrace + backtrace_symbols_fd), linked
+#     statically: a second prefix without the .so files, so that
+#     `pkg-config --static --libs` makes the linker take libexecinfo_ex.a.
+#  4. with_libunwind.c linked with -lexecinfo_ex -lunwind: backtrace is ours.
+#
+# Prints "ok - ..." / "not ok - ..." (diagnostics as "#   ..." lines), then
+# "integration: N passed, M failed"; exits 1 when M > 0. Every program run
+# is bounded by `timeout 20`. Variables: CC (default cc), MAKE (make),
+# KEEP_TMP=1 keeps the temp dir for inspection.
+set -eu
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+src=tests/integration
+CC=${CC:-cc}
+MAKE=${MAKE:-make}
+USER_CFLAGS="-g -O2 -Wall"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/execinfo_ex_integration.XXXXXX")
+cleanup() {
+    if [ "${KEEP_TMP:-0}" = 1 ]; then echo "# kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+mkdir -p "$tmp/bin" "$tmp/out"
+
+passed=0
+failed=0
+
+ok() {
+    passed=$((passed + 1))
+    echo "ok - $1"
+}
+
+# not_ok DESCRIPTION [EXPLANATION-LINE...]
+not_ok() {
+    failed=$((failed + 1))
+    echo "not ok - $1"
+    shift
+    for line in "$@"; do
+        echo "#   $line"
+    done
+}
+
+# show FILE [MAX]: a file's first lines as diagnostics.
+show() {
+    if [ -s "$1" ]; then
+        echo "#   --- $(basename "$1"):"
+        head -n "${2:-40}" "$1" | sed 's/^/#   | /'
+    else
+        echo "#   --- $(basename "$1"): (empty or missing)"
+    fi
+}
+
+# section FILE NAME: the lines after "== NAME" up to the next "== " line.
+section() {
+    awk -v want="$2" '/^== / { on = ($2 == want); next } on' "$1"
+}
+
+# line_of MARKER FILE: the line number of the only line containing MARKER.
+line_of() {
+    grep -n -- "$1" "$2" | cut -d: -f1
+}
+
+# quiet_make LOG ARGS...: run make quietly, its output in LOG.
+quiet_make() {
+    log=$1
+    shift
+    "$MAKE" -s --no-print-directory "$@" >"$log" 2>&1
+}
+
+# run_prog NAME [ENV=VALUE...] -- PROGRAM: run it bounded, stdout in
+# out/NAME.out, stderr in out/NAME.err, status in out/NAME.status.
+run_prog() {
+    name=$1
+    shift
+    status=0
+    env "$@" timeout 20 "$tmp/bin/$name" >"$tmp/out/$name.out" 2>"$tmp/out/$name.err" || status=$?
+    echo "$status" >"$tmp/out/$name.status"
+}
+
+# build NAME SOURCE ARGS...: cc SOURCE -o bin/NAME ARGS; one check.
+build() {
+    name=$1
+    source=$2
+    shift 2
+    if $CC $USER_CFLAGS "$source" -o "$tmp/bin/$name" "$@" >"$tmp/out/$name.build" 2>&1; then
+        ok "$name: builds: $CC $USER_CFLAGS $(basename "$source") $*"
+    else
+        not_ok "$name: builds: $CC $USER_CFLAGS $(basename "$source") $*"
+        show "$tmp/out/$name.build"
+        rm -f "$tmp/bin/$name"
+    fi
+}
+
+# expect_status NAME: the run exited 0.
+expect_status() {
+    status=$(cat "$tmp/out/$1.status")
+    if [ "$status" = 0 ]; then
+        ok "$1: runs and exits 0"
+    else
+        case $status in
+            124) why="killed by timeout 20" ;;
+            127) why="not built or not runnable" ;;
+            *) why="exit status $status" ;;
+        esac
+        not_ok "$1: runs and exits 0 ($why)"
+        show "$tmp/out/$1.out"
+        show "$tmp/out/$1.err" 20
+    fi
+}
+
+# expect_grep DESCRIPTION FILE ERE [EXPLANATION...]: FILE has a line matching.
+expect_grep() {
+    description=$1
+    file=$2
+    pattern=$3
+    shift 3
+    if grep -Eq -- "$pattern" "$file"; then
+        ok "$description"
+    else
+        not_ok "$description" "no line matches: $pattern" "$@"
+        show "$file"
+    fi
+}
+
+# ---- 1. install ---------------------------------------------------------------
+
+# The files a user relies on, relative to the prefix.
+INSTALLED_FILES="include/execinfo_ex.h lib/libexecinfo_ex.so lib/libexecinfo_ex.so.0
+lib/libexecinfo_ex.a lib/pkgconfig/execinfo_ex.pc share/man/man3/backtrace.3
+share/doc/execinfo_ex/examples/print_trace.c"
+
+# expect_installed LABEL DIR: every INSTALLED_FILES entry exists under DIR.
+expect_installed() {
+    for file in $INSTALLED_FILES; do
+        if [ -e "$2/$file" ]; then
+            ok "$1: installs $file"
+        else
+            not_ok "$1: installs $file" "missing: $2/$file"
+        fi
+    done
+}
+
+# expect_shared_links LABEL LIBDIR: libexecinfo_ex.so -> .so.0 -> .so.X.Y.Z, a
+# real file with SONAME libexecinfo_ex.so.0.
+expect_shared_links() {
+    lib=$2
+    real=$(ls "$lib"/libexecinfo_ex.so.*.*.* 2>/dev/null | head -n 1)
+    if [ -L "$lib/libexecinfo_ex.so" ] && [ -L "$lib/libexecinfo_ex.so.0" ] &&
+        [ -n "$real" ] && [ -f "$real" ] && [ ! -L "$real" ] &&
+        [ "$(readlink "$lib/libexecinfo_ex.so")" = libexecinfo_ex.so.0 ] &&
+        [ "$(readlink "$lib/libexecinfo_ex.so.0")" = "$(basename "$real")" ] &&
+        readelf -d "$real" | grep -q 'SONAME.*\[libexecinfo_ex\.so\.0\]'; then
+        ok "$1: libexecinfo_ex.so -> .so.0 -> $(basename "$real") (SONAME libexecinfo_ex.so.0), relative links"
+    else
+        not_ok "$1: libexecinfo_ex.so -> .so.0 -> .so.X.Y.Z (SONAME libexecinfo_ex.so.0), relative links" \
+            "$(ls -l "$lib" 2>&1 | grep libexecinfo_ex | tr '\n' ';')"
+    fi
+}
+
+prefix=$tmp/prefix
+if quiet_make "$tmp/out/install.log" install PREFIX="$prefix"; then
+    ok "make install PREFIX=<tmp>/prefix succeeds"
+else
+    not_ok "make install PREFIX=<tmp>/prefix succeeds (the checks below use what it installed)"
+    show "$tmp/out/install.log" 20
+fi
+expect_installed "install PREFIX" "$prefix"
+expect_shared_links "install PREFIX" "$prefix/lib"
+
+missing_man=
+for page in man/man3/*.3; do
+    [ -e "$prefix/share/man/man3/$(basename "$page")" ] || missing_man="$missing_man $(basename "$page")"
+done
+if [ -z "$missing_man" ]; then
+    ok "install PREFIX: installs every man page of man/man3"
+else
+    not_ok "install PREFIX: installs every man page of man/man3" "missing:$missing_man"
+fi
+
+# pkg-config must point at the prefix the library was installed into. If it
+# does not, the rest of the run works around it with --define-variable, so
+# that one bug does not hide the others.
+PKG_PATH=$prefix/lib/pkgconfig
+pc_libdir=$(PKG_CONFIG_PATH=$PKG_PATH pkg-config --variable=libdir execinfo_ex 2>&1 || true)
+pc_includedir=$(PKG_CONFIG_PATH=$PKG_PATH pkg-config --variable=includedir execinfo_ex 2>&1 || true)
+PKG_DEFINES=
+if [ "$pc_libdir" = "$prefix/lib" ] && [ "$pc_includedir" = "$prefix/include" ]; then
+    ok "installed execinfo_ex.pc has libdir and includedir of PREFIX=<tmp>/prefix"
+else
+    not_ok "installed execinfo_ex.pc has libdir and includedir of PREFIX=<tmp>/prefix" \
+        "libdir=$pc_libdir includedir=$pc_includedir, want $prefix/lib and $prefix/include" \
+        "build/execinfo_ex.pc is made by 'make all' with the PREFIX of that run and is not" \
+        "remade when 'make install' is given another PREFIX (the rule depends only on" \
+        "execinfo_ex.pc.in and Makefile), so pkg-config sends users to the wrong -I/-L." \
+        "The checks below work around it with pkg-config --define-variable=..."
+    PKG_DEFINES=yes
+fi
+
+# pkg PREFIX ARGS...: pkg-config for the library installed into PREFIX.
+pkg() {
+    pkg_prefix=$1
+    shift
+    if [ -n "$PKG_DEFINES" ]; then
+        PKG_CONFIG_PATH=$pkg_prefix/lib/pkgconfig pkg-config \
+            --define-variable=prefix="$pkg_prefix" --define-variable=libdir="$pkg_prefix/lib" \
+            --define-variable=includedir="$pkg_prefix/include" "$@"
+    else
+        PKG_CONFIG_PATH=$pkg_prefix/lib/pkgconfig pkg-config "$@"
+    fi
+}
+
+if pkg "$prefix" --exists --print-errors execinfo_ex >"$tmp/out/pkg_exists.log" 2>&1 &&
+    pkg "$prefix" --static --exists --print-errors execinfo_ex >>"$tmp/out/pkg_exists.log" 2>&1; then
+    ok "pkg-config --exists execinfo_ex (and --static: Requires.private all found)"
+else
+    not_ok "pkg-config --exists execinfo_ex (and --static: Requires.private all found)"
+    show "$tmp/out/pkg_exists.log"
+fi
+
+# DESTDIR staging: files under DESTDIR/PREFIX only, pc for the real PREFIX,
+# and uninstall removes them.
+stage=$tmp/stage
+if quiet_make "$tmp/out/stage.log" install PREFIX=/usr/local DESTDIR="$stage"; then
+    ok "make install PREFIX=/usr/local DESTDIR=<tmp>/stage succeeds"
+else
+    not_ok "make install PREFIX=/usr/local DESTDIR=<tmp>/stage succeeds"
+    show "$tmp/out/stage.log" 20
+fi
+expect_installed "install DESTDIR" "$stage/usr/local"
+expect_shared_links "install DESTDIR" "$stage/usr/local/lib"
+
+outside=$(cd "$stage" 2>/dev/null && find . -mindepth 1 ! -path ./usr ! -path ./usr/local ! -path './usr/local/*' | head -n 5)
+if [ -d "$stage/usr/local" ] && [ -z "$outside" ]; then
+    ok "install DESTDIR: nothing outside DESTDIR/usr/local"
+else
+    not_ok "install DESTDIR: nothing outside DESTDIR/usr/local" "found: $outside"
+fi
+
+if grep -qx 'libdir=/usr/local/lib' "$stage/usr/local/lib/pkgconfig/execinfo_ex.pc" 2>/dev/null &&
+    grep -qx 'includedir=/usr/local/include' "$stage/usr/local/lib/pkgconfig/execinfo_ex.pc" &&
+    ! grep -q "$stage" "$stage/usr/local/lib/pkgconfig/execinfo_ex.pc"; then
+    ok "install DESTDIR: execinfo_ex.pc names /usr/local, not DESTDIR"
+else
+    not_ok "install DESTDIR: execinfo_ex.pc names /usr/local, not DESTDIR"
+    show "$stage/usr/local/lib/pkgconfig/execinfo_ex.pc"
+fi
+
+if quiet_make "$tmp/out/uninstall.log" uninstall PREFIX=/usr/local DESTDIR="$stage"; then
+    ok "make uninstall PREFIX=/usr/local DESTDIR=<tmp>/stage succeeds"
+else
+    not_ok "make uninstall PREFIX=/usr/local DESTDIR=<tmp>/stage succeeds"
+    show "$tmp/out/uninstall.log" 20
+fi
+left=$(find "$stage" ! -type d 2>/dev/null | sed "s|^$stage||" | head -n 10 | tr '\n' ' ')
+if [ -z "$left" ]; then
+    ok "make uninstall removes every installed file"
+else
+    not_ok "make uninstall removes every installed file" "left: $left"
+fi
+
+# ---- 2. a user program, dynamic -----------------------------------------------
+
+user_src=$src/user_program.c
+line_fd=$(line_of 'PRINT_TRACE_CALL fd' "$user_src")
+line_stderr=$(line_of 'PRINT_TRACE_CALL stderr' "$user_src")
+
+# check_user_program NAME: the output checks of user_program (both links).
+check_user_program() {
+    name=$1
+    out=$tmp/out/$name.out
+    expect_status "$name"
+    section "$out" symbols >"$tmp/out/$name.symbols"
+    section "$out" fd >"$tmp/out/$name.fd"
+    section "$out" print_trace >"$tmp/out/$name.print_trace"
+    for function in integ_static_leaf integ_global_middle main; do
+        expect_grep "$name: backtrace_symbols names $function: \"$name($function+0x...) [0x...]\"" \
+            "$tmp/out/$name.symbols" "^([^ ]*/)?$name\\($function\\+0x[0-9a-f]+\\) \\[0x[0-9a-f]+\\]\$"
+        expect_grep "$name: backtrace_symbols_fd names $function: \"$name($function+0x...)[0x...]\"" \
+            "$tmp/out/$name.fd" "^([^ ]*/)?$name\\($function\\+0x[0-9a-f]+\\)\\[0x[0-9a-f]+\\]\$"
+    done
+    order=$(grep -Eo '\((integ_static_leaf|integ_global_middle|main)\+' "$tmp/out/$name.symbols" | tr -d '(+' | tr '\n' ' ')
+    if [ "$order" = "integ_static_leaf integ_global_middle main " ]; then
+        ok "$name: backtrace starts at its caller: integ_static_leaf, integ_global_middle, main"
+    else
+        not_ok "$name: backtrace starts at its caller: integ_static_leaf, integ_global_middle, main" "got: $order"
+        show "$tmp/out/$name.symbols"
+    fi
+    expect_grep "$name: print_trace_fd writes \"Obtained N stack frames.\"" \
+        "$tmp/out/$name.print_trace" '^Obtained [0-9]+ stack frames\.$'
+    expect_grep "$name: print_trace_fd: integ_static_leaf at user_program.c:$line_fd (the line of the call)" \
+        "$tmp/out/$name.print_trace" "\\(integ_static_leaf\\+0x[0-9a-f]+\\) \\[0x[0-9a-f]+\\] at ([^ ]*/)?user_program\\.c:$line_fd\$"
+    expect_grep "$name: print_trace_fd: main has \" at user_program.c:LINE\"" \
+        "$tmp/out/$name.print_trace" "\\(main\\+0x[0-9a-f]+\\) \\[0x[0-9a-f]+\\] at ([^ ]*/)?user_program\\.c:[0-9]+\$"
+    expect_grep "$name: print_trace (stderr): integ_static_leaf at user_program.c:$line_stderr (the line of the call)" \
+        "$tmp/out/$name.err" "\\(integ_static_leaf\\+0x[0-9a-f]+\\) \\[0x[0-9a-f]+\\] at ([^ ]*/)?user_program\\.c:$line_stderr\$"
+    expect_grep "$name: ran to the end" "$out" '^== end$'
+}
+
+cflags_libs=$(pkg "$prefix" --cflags --libs execinfo_ex 2>/dev/null || true)
+# shellcheck disable=SC2086  # word splitting of pkg-config output intended
+build user_dynamic "$user_src" $cflags_libs
+
+if readelf -d "$tmp/bin/user_dynamic" 2>/dev/null | grep -q 'NEEDED.*\[libexecinfo_ex\.so\.0\]' &&
+    ! nm -D "$tmp/bin/user_dynamic" 2>/dev/null | grep -Eq ' (integ_global_middle|main)$'; then
+    ok "user_dynamic: needs libexecinfo_ex.so.0; its functions are not in .dynsym (no -rdynamic)"
+else
+    not_ok "user_dynamic: needs libexecinfo_ex.so.0; its functions are not in .dynsym (no -rdynamic)"
+fi
+resolved=$(LD_LIBRARY_PATH=$prefix/lib timeout 20 ldd "$tmp/bin/user_dynamic" 2>&1 | grep libexecinfo_ex || true)
+case $resolved in
+    *"$prefix/lib/libexecinfo_ex.so.0"*) ok "user_dynamic: loads libexecinfo_ex.so.0 from the install prefix" ;;
+    *) not_ok "user_dynamic: loads libexecinfo_ex.so.0 from the install prefix" "ldd: $resolved" ;;
+esac
+
+run_prog user_dynamic LD_LIBRARY_PATH="$prefix/lib"
+check_user_program user_dynamic
+
+# The crash-handler subset, dynamic: the control for the static case below.
+build fd_only_dynamic "$src/fd_only.c" $cflags_libs
+run_prog fd_only_dynamic LD_LIBRARY_PATH="$prefix/lib"
+expect_status fd_only_dynamic
+for function in fd_only_static_leaf fd_only_global_middle main; do
+    expect_grep "fd_only_dynamic: backtrace_symbols_fd names $function" "$tmp/out/fd_only_dynamic.out" \
+        "^([^ ]*/)?fd_only_dynamic\\($function\\+0x[0-9a-f]+\\)\\[0x[0-9a-f]+\\]\$"
+done
+
+# ---- 3. linked statically against libexecinfo_ex.a ------------------------------
+# A user who wants the archive: a prefix without the .so files, and
+# `pkg-config --static` (our Requires.private and Libs.private follow).
+
+static_prefix=$tmp/static_prefix
+if quiet_make "$tmp/out/install_static.log" install PREFIX="$static_prefix" &&
+    rm -f "$static_prefix"/lib/libexecinfo_ex.so*; then
+    ok "make install PREFIX=<tmp>/static_prefix, then its .so files removed"
+else
+    not_ok "make install PREFIX=<tmp>/static_prefix, then its .so files removed (the checks below use what it installed)"
+    show "$tmp/out/install_static.log" 20
+    rm -f "$static_prefix"/lib/libexecinfo_ex.so*
+fi
+static_flags=$(pkg "$static_prefix" --static --cflags --libs execinfo_ex 2>/dev/null || true)
+
+build user_static "$user_src" $static_flags
+if [ -x "$tmp/bin/user_static" ] &&
+    ! readelf -d "$tmp/bin/user_static" | grep -q 'NEEDED.*libexecinfo_ex' &&
+    nm "$tmp/bin/user_static" | grep -Eq ' T backtrace$'; then
+    ok "user_static: backtrace linked in from libexecinfo_ex.a, no libexecinfo_ex.so needed"
+else
+    not_ok "user_static: backtrace linked in from libexecinfo_ex.a, no libexecinfo_ex.so needed"
+fi
+run_prog user_static
+check_user_program user_static
+
+# Only backtrace + backtrace_symbols_fd: the archive members pulled in are
+# those two need. The symbol index must be built all the same.
+build fd_only_static "$src/fd_only.c" $static_flags
+run_prog fd_only_static
+expect_status fd_only_static
+if nm "$tmp/bin/fd_only_static" 2>/dev/null | grep -q ' index_at_load$'; then
+    has_ctor="the binary has index_at_load"
+else
+    has_ctor="the binary has no index_at_load: src/symbolize/index.o (its constructor) was not linked"
+fi
+for function in fd_only_static_leaf fd_only_global_middle main; do
+    expect_grep "fd_only_static: backtrace_symbols_fd names $function (static lib, only backtrace + backtrace_symbols_fd called)" \
+        "$tmp/out/fd_only_static.out" "^([^ ]*/)?fd_only_static\\($function\\+0x[0-9a-f]+\\)\\[0x[0-9a-f]+\\]\$" \
+        "Linked against libexecinfo_ex.a, a program calling only backtrace and backtrace_symbols_fd" \
+        "must still get the symbol index built at load by the library's constructor; frames printed" \
+        "as path(+0xoffset) mean it was not ($has_ctor)." \
+        "The same program linked to the .so (fd_only_dynamic above) is the control."
+done
+
+# ---- 4. with libunwind too --------------------------------------------------------
+# libunwind.so exports a weak, unversioned backtrace of its own.
+
+build with_libunwind "$src/with_libunwind.c" $cflags_libs -lunwind
+if readelf -d "$tmp/bin/with_libunwind" 2>/dev/null | grep -q 'NEEDED.*\[libunwind\.so'; then
+    ok "with_libunwind: needs libunwind.so (both libraries really loaded)"
+else
+    not_ok "with_libunwind: needs libunwind.so (both libraries really loaded)"
+fi
+run_prog with_libunwind LD_LIBRARY_PATH="$prefix/lib"
+expect_status with_libunwind
+expect_grep "with_libunwind: dladdr(backtrace) is in libexecinfo_ex, not libunwind" \
+    "$tmp/out/with_libunwind.out" '^backtrace-from: .*libexecinfo_ex\.so'
+expect_grep "with_libunwind: unw_backtrace works alongside" \
+    "$tmp/out/with_libunwind.out" '^unw_backtrace: [1-9][0-9]*$'
+expect_grep "with_libunwind: backtrace + backtrace_symbols name the static unwind_static_leaf" \
+    "$tmp/out/with_libunwind.out" '^([^ ]*/)?with_libunwind\(unwind_static_leaf\+0x[0-9a-f]+\) \[0x[0-9a-f]+\]$'
+
+# ---- summary ------------------------------------------------------------------------
+echo "integration: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
