@@ -55,7 +55,7 @@ SHARED      := $(BUILD)/libexecinfo_ex.so.$(VERSION)
 STATIC      := $(BUILD)/libexecinfo_ex.a
 
 .PHONY: all demo test test-unit test-checks test-integration test-stress bench install uninstall clean
-all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/execinfo_ex.pc
+all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC)
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -73,9 +73,9 @@ $(STATIC): $(OBJECTS)
 	rm -f $@
 	ar rcs $@ $(OBJECTS)
 
-$(BUILD)/execinfo_ex.pc: execinfo_ex.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+# Written at install time, so that it names the PREFIX of that install.
+PC_SUBSTITUTE := sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|'
 
 # ---- examples and demo ------------------------------------------------------
 EXAMPLE_CFLAGS := -std=gnu11 -O0 -g -Wall -Iinclude
@@ -109,7 +109,8 @@ install: all
 	ln -sf libexecinfo_ex.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libexecinfo_ex.so
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(BUILD)/execinfo_ex.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(PC_SUBSTITUTE) execinfo_ex.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc
 	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 examples/*.c $(DESTDIR)$(DOCDIR)/examples/
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/

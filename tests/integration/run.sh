@@ -191,12 +191,11 @@ else
 fi
 
 # pkg-config must point at the prefix the library was installed into. If it
-# does not, the rest of the run works around it with --define-variable, so
-# that one bug does not hide the others.
-PKG_PATH=$prefix/lib/pkgconfig
-pc_libdir=$(PKG_CONFIG_PATH=$PKG_PATH pkg-config --variable=libdir execinfo_ex 2>&1 || true)
-pc_includedir=$(PKG_CONFIG_PATH=$PKG_PATH pkg-config --variable=includedir execinfo_ex 2>&1 || true)
-PKG_DEFINES=
+# does not, the rest of the run works around it with a corrected copy of the
+# .pc (in <tmp>/pc_fixed/PREFIX-NAME/), so that one bug does not hide others.
+pc_libdir=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --variable=libdir execinfo_ex 2>&1 || true)
+pc_includedir=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --variable=includedir execinfo_ex 2>&1 || true)
+PC_WORKAROUND=
 if [ "$pc_libdir" = "$prefix/lib" ] && [ "$pc_includedir" = "$prefix/include" ]; then
     ok "installed execinfo_ex.pc has libdir and includedir of PREFIX=<tmp>/prefix"
 else
@@ -205,21 +204,24 @@ else
         "build/execinfo_ex.pc is made by 'make all' with the PREFIX of that run and is not" \
         "remade when 'make install' is given another PREFIX (the rule depends only on" \
         "execinfo_ex.pc.in and Makefile), so pkg-config sends users to the wrong -I/-L." \
-        "The checks below work around it with pkg-config --define-variable=..."
-    PKG_DEFINES=yes
+        "The checks below work around it with a corrected copy of the installed .pc."
+    PC_WORKAROUND=yes
 fi
 
 # pkg PREFIX ARGS...: pkg-config for the library installed into PREFIX.
 pkg() {
-    pkg_prefix=$1
-    shift
-    if [ -n "$PKG_DEFINES" ]; then
-        PKG_CONFIG_PATH=$pkg_prefix/lib/pkgconfig pkg-config \
-            --define-variable=prefix="$pkg_prefix" --define-variable=libdir="$pkg_prefix/lib" \
-            --define-variable=includedir="$pkg_prefix/include" "$@"
-    else
-        PKG_CONFIG_PATH=$pkg_prefix/lib/pkgconfig pkg-config "$@"
+    pkg_dir=$1/lib/pkgconfig
+    if [ -n "$PC_WORKAROUND" ]; then
+        pkg_dir=$tmp/pc_fixed/$(basename "$1")
+        if [ ! -e "$pkg_dir/execinfo_ex.pc" ]; then
+            mkdir -p "$pkg_dir"
+            sed -e "s|^prefix=.*|prefix=$1|" -e "s|^libdir=.*|libdir=$1/lib|" \
+                -e "s|^includedir=.*|includedir=$1/include|" \
+                "$1/lib/pkgconfig/execinfo_ex.pc" >"$pkg_dir/execinfo_ex.pc"
+        fi
     fi
+    shift
+    PKG_CONFIG_PATH=$pkg_dir pkg-config "$@"
 }
 
 if pkg "$prefix" --exists --print-errors execinfo_ex >"$tmp/out/pkg_exists.log" 2>&1 &&
