@@ -36,6 +36,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/symbolize/frame_format.c \
 	src/symbolize/symbols_fd.c
 NORMAL_SOURCES := \
+	src/base/array_grow.c \
 	src/base/options.c \
 	src/symbolize/module_list.c \
 	src/symbolize/symbol_table.c \

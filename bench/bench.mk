@@ -6,6 +6,9 @@
 # ones that use our library link it first (before libunwind and the
 # implicit libc), so that the plain name backtrace binds to ours; glibc's
 # functions are then reached with dlsym (bench/glibc.c checks both).
+# libunwind is only a contender: our library walks with its own CFI reader
+# and does not link it, so only the programs that call unw_backtrace
+# themselves (bench, first_call_helper_libunwind) get -lunwind.
 
 BENCH_DIR          := $(BUILD)/bench
 BENCH_CFLAGS       := -std=gnu11 -O2 -g -Wall -Wextra -Iinclude
@@ -50,7 +53,8 @@ $(BENCH_DIR)/first_call_helper_libunwind: bench/first_call_helper.c bench/timing
 	$(CC) $(BENCH_CFLAGS) -DCONTENDER=2 $(BENCH_UNWIND_FLAGS) $< -o $@ $(BENCH_UNWIND_LIBS) -ldl
 
 # The static library, so that the hidden index_statistics and
-# index_build_now are reachable.
+# index_build_now are reachable. It needs only what the shared library
+# links: $(DEP_LIBS) (libdw, libelf, pthread), no libunwind.
 $(BENCH_DIR)/index_cost_helper: bench/index_cost_helper.c bench/timing.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS)

@@ -1,11 +1,13 @@
 /* capture.c: warm capture of 10, 30 and 100 frames: our backtrace against
  * glibc's and against libunwind's unw_backtrace called directly.
  *
- * Built with -DUNW_LOCAL_ONLY, as a program that calls libunwind itself
- * would be. All three run in the same process, so libunwind here has the
- * caching policy that our library sets at load (it is the same
- * libunwind.so.8). Warm, that does not matter: unw_backtrace then runs
- * from its per-thread trace cache.
+ * Our backtrace walks the stack with the library's own DWARF CFI reader
+ * (src/unwind/: FDEs found through _dl_find_object, simple rules kept in a
+ * cache); our library does not use or link libunwind. libunwind is here
+ * only as the reference contender: this file is built with
+ * -DUNW_LOCAL_ONLY and the bench linked with -lunwind, as a program that
+ * calls libunwind itself would be, with libunwind's default caching.
+ * Warm, unw_backtrace runs from its trace cache.
  *
  * The stack is made deeper than the largest depth with a noinline
  * recursion, and each call is given a buffer of exactly DEPTH entries, so
@@ -60,7 +62,9 @@ static int capture_with(int contender, void **buffer, int size)
 
 /* glibc's contract: frame 0 is a return address inside the caller of
  * backtrace, frame 1 the caller's own return address. noipa: no clone, no
- * inlining, so the addresses below are this very function's. */
+ * inlining, so the addresses below are this very function's. For ours this
+ * also checks that the walker skips its own frames (backtrace and the
+ * walker's) and nothing more. */
 static void *probe_return;
 __attribute__((noipa)) static int probe(int contender, void **buffer)
 {

@@ -14,11 +14,16 @@
  *
  * Allocations are counted by defining malloc and friends in the executable
  * (so that the C library, the loader during dlopen, libunwind and our
- * library all call these) and forwarding them to glibc's. */
+ * library all call these) and forwarding them to glibc's.
+ *
+ * After the call, each helper checks that the capture function came from
+ * the library it should (exit 6), and ours that libunwind is not loaded at
+ * all (exit 7): our library walks with its own CFI reader. */
 #define _GNU_SOURCE
 #include "timing.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +173,23 @@ static int capture_from(const char *module)
            strstr(info.dli_fname, module) != NULL;
 }
 
+/* Ours walks with its own CFI reader and does not link libunwind, so
+ * libunwind must not be among this process's modules. */
+static int visit_module(struct dl_phdr_info *info, size_t size, void *found)
+{
+    (void)size;
+    if (info->dlpi_name != NULL && strstr(info->dlpi_name, "libunwind") != NULL)
+        *(int *)found = 1;
+    return 0;
+}
+
+static int libunwind_loaded(void)
+{
+    int found = 0;
+    dl_iterate_phdr(visit_module, &found);
+    return found;
+}
+
 int main(int argc, char **argv)
 {
     static const char *const modules[] = { "libexecinfo_ex", "libc.so.6", "libunwind.so.8" };
@@ -176,5 +198,9 @@ int main(int argc, char **argv)
         return 1;
     choose_contender();
     descend(STACK_LEVELS, argv[1]);
-    return capture_from(modules[CONTENDER]) ? 0 : 6;
+    if (!capture_from(modules[CONTENDER]))
+        return 6;
+    if (CONTENDER == 0 && libunwind_loaded())
+        return 7;
+    return 0;
 }

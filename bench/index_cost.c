@@ -41,7 +41,7 @@ void bench_index_cost(struct results *results)
     }
 
     printf("\n6. The symbol index of a small program (index_cost_helper: this static\n"
-           "   library, libunwind, libdw, libelf, libc and their dependencies)\n");
+           "   library, libdw, libelf, libc and their dependencies)\n");
     printf("   median of %d processes per option set, interleaved; build at load =\n"
            "   cold (constructor), rebuild = index_build_now() with module data cached\n\n",
            SAMPLES);

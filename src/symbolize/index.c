@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "index.h"
 #include "module_data.h"
+#include "../base/array_grow.h"
 #include "../base/fd_write.h"
 #include "../base/options.h"
 #include "../unwind/rule_cache.h"
@@ -61,14 +62,8 @@ static int same_identity(const struct cached_data *entry, const struct module_in
 static int remember(const struct module_info *module, const struct stat *file,
                     int with_lines, const struct module_data *data)
 {
-    if (cache_count == cache_capacity) {
-        size_t capacity = cache_capacity ? cache_capacity * 2 : 32;
-        struct cached_data *grown = realloc(cache, capacity * sizeof *grown);
-        if (grown == NULL)
-            return -ENOMEM;
-        cache = grown;
-        cache_capacity = capacity;
-    }
+    if (array_grow(&cache, &cache_capacity, cache_count, sizeof *cache, 32) < 0)
+        return -ENOMEM;
     struct cached_data *entry = &cache[cache_count];
     memset(entry, 0, sizeof *entry);
     entry->path = strdup(module->file_path);
@@ -145,14 +140,8 @@ static struct index_snapshot *snapshot_build(const struct module_list *list)
 
 static void retire(struct index_snapshot *old)
 {
-    if (old != NULL && retired_count == retired_capacity) {
-        size_t capacity = retired_capacity ? retired_capacity * 2 : 8;
-        struct index_snapshot **grown = realloc(retired, capacity * sizeof *grown);
-        if (grown == NULL)
-            return; /* leak the old snapshot rather than unmap it under a reader */
-        retired = grown;
-        retired_capacity = capacity;
-    }
+    if (old != NULL && array_grow(&retired, &retired_capacity, retired_count, sizeof *retired, 8) < 0)
+        return; /* leak the old snapshot rather than unmap it under a reader */
     if (old != NULL)
         retired[retired_count++] = old;
     /* A reader that arrives after this check loads the new pointer. */

@@ -1,6 +1,7 @@
 /* line_table.c: read DWARF line tables with libdw.
  * World: normal (libdw, malloc). */
 #include "line_table.h"
+#include "../base/array_grow.h"
 
 #include <elfutils/libdw.h>
 #include <errno.h>
@@ -55,14 +56,9 @@ static long intern_file(struct file_interner *interner, const char *name)
         if (strcmp(lines->files[index], name) == 0)
             return index;
     }
-    if (lines->file_count == lines->file_capacity) {
-        size_t capacity = lines->file_capacity ? lines->file_capacity * 2 : 64;
-        char **grown = realloc(lines->files, capacity * sizeof *grown);
-        if (grown == NULL)
-            return -ENOMEM;
-        lines->files = grown;
-        lines->file_capacity = capacity;
-    }
+    if (array_grow(&lines->files, &lines->file_capacity, lines->file_count,
+                   sizeof *lines->files, 64) < 0)
+        return -ENOMEM;
     char *copy = strdup(name);
     if (copy == NULL)
         return -ENOMEM;
@@ -73,14 +69,8 @@ static long intern_file(struct file_interner *interner, const char *name)
 
 static int push_row(struct line_vector *out, struct line_entry row)
 {
-    if (out->count == out->capacity) {
-        size_t capacity = out->capacity ? out->capacity * 2 : 1024;
-        struct line_entry *grown = realloc(out->entries, capacity * sizeof *grown);
-        if (grown == NULL)
-            return -ENOMEM;
-        out->entries = grown;
-        out->capacity = capacity;
-    }
+    if (array_grow(&out->entries, &out->capacity, out->count, sizeof *out->entries, 1024) < 0)
+        return -ENOMEM;
     out->entries[out->count++] = row;
     return 0;
 }

@@ -2,6 +2,7 @@
  * World: normal (dl_iterate_phdr takes the loader lock; malloc). */
 #define _GNU_SOURCE
 #include "module_list.h"
+#include "../base/array_grow.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -100,15 +101,9 @@ static int collect(struct dl_phdr_info *info, size_t size, void *opaque)
         list->adds = info->dlpi_adds;
         list->subs = info->dlpi_subs;
     }
-    if (list->count == state->capacity) {
-        size_t capacity = state->capacity ? state->capacity * 2 : 32;
-        struct module_info *grown = realloc(list->modules, capacity * sizeof *grown);
-        if (grown == NULL) {
-            state->failed = 1;
-            return 1;
-        }
-        list->modules = grown;
-        state->capacity = capacity;
+    if (array_grow(&list->modules, &state->capacity, list->count, sizeof *list->modules, 32) < 0) {
+        state->failed = 1;
+        return 1;
     }
     struct module_info *module = &list->modules[list->count];
     memset(module, 0, sizeof *module);

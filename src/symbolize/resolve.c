@@ -9,6 +9,7 @@
 #include "execinfo_ex.h"
 #include "index.h"
 #include "lookup.h"
+#include "../base/array_grow.h"
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -28,14 +29,9 @@ struct pending {
 
 static int pending_push(struct pending *pending, const struct backtrace_frame *frame)
 {
-    if (pending->count == pending->capacity) {
-        size_t capacity = pending->capacity ? pending->capacity * 2 : 64;
-        struct backtrace_frame *grown = realloc(pending->frames, capacity * sizeof *grown);
-        if (grown == NULL)
-            return -ENOMEM;
-        pending->frames = grown;
-        pending->capacity = capacity;
-    }
+    if (array_grow(&pending->frames, &pending->capacity, pending->count,
+                   sizeof *pending->frames, 64) < 0)
+        return -ENOMEM;
     pending->frames[pending->count++] = *frame;
     return 0;
 }

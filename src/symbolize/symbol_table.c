@@ -1,6 +1,7 @@
 /* symbol_table.c: read ELF symbol tables with libelf.
  * World: normal (libelf, malloc). */
 #include "symbol_table.h"
+#include "../base/array_grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -8,14 +9,8 @@
 
 static int push(struct symbol_vector *out, struct symbol_entry entry)
 {
-    if (out->count == out->capacity) {
-        size_t capacity = out->capacity ? out->capacity * 2 : 256;
-        struct symbol_entry *grown = realloc(out->entries, capacity * sizeof *grown);
-        if (grown == NULL)
-            return -ENOMEM;
-        out->entries = grown;
-        out->capacity = capacity;
-    }
+    if (array_grow(&out->entries, &out->capacity, out->count, sizeof *out->entries, 256) < 0)
+        return -ENOMEM;
     out->entries[out->count++] = entry;
     return 0;
 }

@@ -12,6 +12,7 @@
  * table leads to the FDE; this file runs the FDE's program. */
 #define _GNU_SOURCE
 #include "dwarf_cfi.h"
+#include "leb128.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -55,32 +56,12 @@ static uint64_t read_fixed(struct reader *r, size_t size)
 
 static uint64_t read_uleb(struct reader *r)
 {
-    uint64_t value = 0;
-    unsigned shift = 0;
-    uint8_t byte;
-    do {
-        byte = read_u8(r);
-        if (shift < 64)
-            value |= (uint64_t)(byte & 0x7f) << shift;
-        shift += 7;
-    } while ((byte & 0x80) && !r->failed);
-    return value;
+    return leb128_unsigned(&r->at, r->end, &r->failed);
 }
 
 static int64_t read_sleb(struct reader *r)
 {
-    int64_t value = 0;
-    unsigned shift = 0;
-    uint8_t byte;
-    do {
-        byte = read_u8(r);
-        if (shift < 64)
-            value |= (int64_t)(byte & 0x7f) << shift;
-        shift += 7;
-    } while ((byte & 0x80) && !r->failed);
-    if (shift < 64 && (byte & 0x40))
-        value |= -((int64_t)1 << shift);
-    return value;
+    return leb128_signed(&r->at, r->end, &r->failed);
 }
 
 static uint64_t read_encoded(struct reader *r, uint8_t encoding)

@@ -2,6 +2,7 @@
  * (realigned frames, PLT stubs, the signal trampoline).
  * World: signal-safe (fixed stack, checked reads). */
 #include "dwarf_expression.h"
+#include "leb128.h"
 #include "dwarf_cfi.h"
 #include "stack_walk.h"
 
@@ -48,30 +49,12 @@ static uint64_t fixed(struct machine *m, size_t size)
 
 static uint64_t uleb(struct machine *m)
 {
-    uint64_t value = 0;
-    unsigned shift = 0;
-    uint8_t byte = 0x80;
-    while ((byte & 0x80) && m->at < m->end) {
-        byte = *m->at++;
-        if (shift < 64)
-            value |= (uint64_t)(byte & 0x7f) << shift;
-        shift += 7;
-    }
-    if (byte & 0x80)
-        m->failed = 1;
-    return value;
+    return leb128_unsigned(&m->at, m->end, &m->failed);
 }
 
 static int64_t sleb(struct machine *m)
 {
-    const uint8_t *start = m->at;
-    uint64_t value = uleb(m);
-    if (m->failed)
-        return 0;
-    unsigned bits = (unsigned)(m->at - start) * 7;
-    if (bits < 64 && (m->at[-1] & 0x40))
-        value |= ~(uint64_t)0 << bits;
-    return (int64_t)value;
+    return leb128_signed(&m->at, m->end, &m->failed);
 }
 
 static void binary(struct machine *m, uint8_t opcode)

@@ -100,6 +100,105 @@ Test(backtrace, agrees_with_libunwind)
         cr_assert_eq(ours[i], theirs[i], "frame %d: %p vs libunwind %p", i, ours[i], theirs[i]);
 }
 
+/* Both walkers called from one place; frames after 0 must be equal. */
+struct pair {
+    void *ours[128], *theirs[128];
+    int our_count, their_count;
+};
+
+__attribute__((noinline)) static void capture_pair(struct pair *pair)
+{
+    pair->our_count = backtrace(pair->ours, 128);
+    pair->their_count = unw_backtrace(pair->theirs, 128);
+    __asm__ volatile("" ::: "memory");
+}
+
+static void assert_pair_agrees(const struct pair *pair, const char *where)
+{
+    cr_assert_eq(pair->our_count, pair->their_count, "%s: %d frames vs libunwind %d", where,
+                 pair->our_count, pair->their_count);
+    for (int i = 1; i < pair->our_count; i++)
+        cr_assert_eq(pair->ours[i], pair->theirs[i], "%s: frame %d", where, i);
+}
+
+static struct pair in_qsort;
+
+static int compare_and_capture(const void *a, const void *b)
+{
+    if (in_qsort.our_count == 0)
+        capture_pair(&in_qsort);
+    return *(const int *)a - *(const int *)b;
+}
+
+Test(backtrace, agrees_with_libunwind_through_libc_callbacks)
+{
+    int values[64];
+    for (int i = 0; i < 64; i++)
+        values[i] = (i * 37) % 64;
+    qsort(values, 64, sizeof values[0], compare_and_capture);
+    cr_assert_gt(in_qsort.our_count, 4);
+    assert_pair_agrees(&in_qsort, "qsort comparator");
+}
+
+/* An over-aligned local makes gcc realign the stack: the CFA then moves
+ * from rsp to rbp, and the saved rsp is not the CFA minus a constant. */
+__attribute__((noinline)) static void realigned_frame(struct pair *pair)
+{
+    char buffer[256] __attribute__((aligned(128)));
+    memset(buffer, 1, sizeof buffer);
+    __asm__ volatile("" : : "r"(buffer) : "memory");
+    capture_pair(pair);
+    __asm__ volatile("" ::: "memory");
+}
+
+Test(backtrace, agrees_with_libunwind_through_a_realigned_frame)
+{
+    static struct pair pair;
+    realigned_frame(&pair);
+    assert_pair_agrees(&pair, "realigned frame");
+    Dl_info info;
+    int found = 0;
+    for (int i = 0; i < pair.our_count; i++)
+        found |= dladdr(pair.ours[i], &info) && info.dli_sname &&
+                 strcmp(info.dli_sname, "backtrace_agrees_with_libunwind_through_a_realigned_frame_impl") == 0;
+    cr_assert(found, "the walk did not get past the realigned frame");
+}
+
+__attribute__((noinline)) static int recurse_and_capture(int depth, struct pair *pair)
+{
+    if (depth == 0) {
+        capture_pair(pair);
+        return 0;
+    }
+    int result = recurse_and_capture(depth - 1, pair);
+    __asm__ volatile("" ::: "memory");
+    return result + 1;
+}
+
+Test(backtrace, agrees_with_libunwind_deep)
+{
+    static struct pair pair;
+    recurse_and_capture(100, &pair);
+    cr_assert_gt(pair.our_count, 100);
+    assert_pair_agrees(&pair, "100 deep");
+}
+
+static struct pair in_signal;
+
+static void on_usr2(int signo)
+{
+    (void)signo;
+    capture_pair(&in_signal);
+}
+
+Test(backtrace, agrees_with_libunwind_inside_a_signal_handler)
+{
+    signal(SIGUSR2, on_usr2);
+    raise(SIGUSR2);
+    cr_assert_gt(in_signal.our_count, 3);
+    assert_pair_agrees(&in_signal, "signal handler");
+}
+
 /* From a handler, the walk crosses the signal frame into the code that
  * was interrupted, as glibc's does. */
 static void *in_handler[64];
