@@ -12,6 +12,7 @@
 #include "../base/fd_write.h"
 #include "../base/options.h"
 #include "../unwind/rule_cache.h"
+#include "../unwind/stack_walk.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -241,5 +242,7 @@ __attribute__((constructor))
 static void index_at_load(void)
 {
     elf_version(EV_CURRENT);
+    /* The main thread's first backtrace then reads no /proc/self/maps. */
+    stack_walk_remember_this_stack();
     index_refresh(1);
 }

@@ -11,30 +11,40 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 
 #define MAPPING_LOOKUPS_PER_WALK 4
 #define ALL_KNOWN ((1u << CFI_REGISTER_COUNT) - 1)
 #define PC CFI_RETURN_ADDRESS
 
-/* The stack mapping this thread walked last: most walks need no lookup. */
-static __thread uintptr_t thread_stack_low __attribute__((tls_model("initial-exec")));
-static __thread uintptr_t thread_stack_high __attribute__((tls_model("initial-exec")));
+/* The two stack mappings this thread walked last (its own stack, and an
+ * alternate signal stack): most walks need no lookup. */
+static __thread struct memory_range thread_ranges[2] __attribute__((tls_model("initial-exec")));
+
+static int range_holds(const struct memory_range *range, uintptr_t address, size_t size)
+{
+    return range->high >= range->low + size && address >= range->low &&
+           address <= range->high - size;
+}
 
 static void begin_common(struct stack_walk *walk)
 {
     uintptr_t sp = walk->registers[CFI_RSP];
+    int here = range_holds(&thread_ranges[1], sp, 1);
 
     walk->pc_is_exact = 1;
     walk->mapping_lookups = 0;
-    /* Trust the remembered mapping only if we stand in it now: the stack
-     * it described (an alternate signal stack, say) may be gone. */
-    if (sp >= thread_stack_low && sp < thread_stack_high) {
-        walk->readable_low = thread_stack_low;
-        walk->readable_high = thread_stack_high;
+    /* The mapping we stand in is there; the other one may be gone (a freed
+     * alternate stack): it is checked before its first use. */
+    if (range_holds(&thread_ranges[here], sp, 1)) {
+        walk->readable[0] = thread_ranges[here];
+        walk->readable[1] = thread_ranges[!here];
     } else {
-        walk->readable_low = walk->readable_high = 0;
+        walk->readable[0] = (struct memory_range){ 0, 0 };
+        walk->readable[1] = (struct memory_range){ 0, 0 };
     }
+    walk->second_is_checked = 0;
 }
 
 void stack_walk_begin(struct stack_walk *walk, uintptr_t pc, uintptr_t sp, uintptr_t fp)
@@ -70,6 +80,8 @@ void stack_walk_begin_ucontext(struct stack_walk *walk, const void *ucontext)
     begin_common(walk);
 }
 
+/* Look the mapping of ADDRESS up; it becomes the walk's first range if it
+ * has none yet, else its second; the thread remembers both. */
 static int find_readable_mapping(struct stack_walk *walk, uintptr_t address)
 {
     struct maps_entry entry;
@@ -78,25 +90,56 @@ static int find_readable_mapping(struct stack_walk *walk, uintptr_t address)
     walk->mapping_lookups++;
     if (maps_find(address, &entry) < 0 || !entry.readable)
         return -EFAULT;
-    walk->readable_low = entry.start;
-    walk->readable_high = entry.end;
-    thread_stack_low = entry.start;
-    thread_stack_high = entry.end;
+    struct memory_range found = { entry.start, entry.end };
+    int slot = walk->readable[0].high != 0;
+    walk->readable[slot] = found;
+    if (slot == 1)
+        walk->second_is_checked = 1;
+    thread_ranges[0] = walk->readable[0];
+    thread_ranges[1] = walk->readable[1];
     return 0;
+}
+
+/* Whether the remembered second range still holds memory: one cheap
+ * syscall instead of a lookup in /proc/self/maps. */
+static int still_mapped(uintptr_t address)
+{
+    unsigned char resident;
+    uintptr_t page = address & ~(uintptr_t)4095;
+    int saved_errno = errno;
+    int mapped = mincore((void *)page, 1, &resident) == 0;
+    errno = saved_errno;
+    return mapped;
 }
 
 int stack_walk_read(struct stack_walk *walk, uintptr_t address, uintptr_t *value)
 {
     if (address % sizeof(uintptr_t) != 0)
         return -EFAULT;
-    /* An empty range (nothing looked up yet) holds nothing. */
-    if (walk->readable_high < walk->readable_low + sizeof(uintptr_t) ||
-        address < walk->readable_low || address > walk->readable_high - sizeof(uintptr_t)) {
-        if (find_readable_mapping(walk, address) < 0)
-            return -EFAULT;
+    int safe = range_holds(&walk->readable[0], address, sizeof(uintptr_t));
+    if (!safe && range_holds(&walk->readable[1], address, sizeof(uintptr_t))) {
+        if (!walk->second_is_checked) {
+            walk->second_is_checked = 1;
+            if (!still_mapped(address))
+                walk->readable[1] = (struct memory_range){ 0, 0 };
+        }
+        safe = walk->readable[1].high != 0;
     }
+    if (!safe && find_readable_mapping(walk, address) < 0)
+        return -EFAULT;
     *value = *(const uintptr_t *)address;
     return 0;
+}
+
+void stack_walk_remember_this_stack(void)
+{
+    struct maps_entry entry;
+    uintptr_t here = (uintptr_t)&entry;
+
+    if (range_holds(&thread_ranges[0], here, 1) || range_holds(&thread_ranges[1], here, 1))
+        return;
+    if (maps_find(here, &entry) == 0 && entry.readable)
+        thread_ranges[0] = (struct memory_range){ entry.start, entry.end };
 }
 
 /* ---- one step ------------------------------------------------------------ */

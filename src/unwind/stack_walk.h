@@ -6,11 +6,18 @@
 
 #include "dwarf_cfi.h"
 
+struct memory_range {
+    uintptr_t low, high;
+};
+
 struct stack_walk {
     uintptr_t registers[CFI_REGISTER_COUNT];  /* [16] is the pc */
     uint32_t known;                           /* bit r: registers[r] is valid */
     int pc_is_exact;       /* the pc is an interrupted instruction, not a return address */
-    uintptr_t readable_low, readable_high;    /* the stack mapping reads are checked against */
+    /* Where reads are known to be safe: [0] the stack the walk started on,
+     * [1] the one it crossed into (from a signal handler's alternate stack). */
+    struct memory_range readable[2];
+    int second_is_checked;
     int mapping_lookups;
 };
 
@@ -24,6 +31,10 @@ void stack_walk_begin_ucontext(struct stack_walk *walk, const void *ucontext);
  * an undefined return address, a bad read, a stack going backwards).
  * Every memory read is checked against the mappings first. Signal-safe. */
 int stack_walk_step(struct stack_walk *walk);
+
+/* Remember the mapping of the calling thread's stack, so that its first
+ * walk needs no lookup in /proc/self/maps. Signal-safe. */
+void stack_walk_remember_this_stack(void);
 
 /* Read the word at ADDRESS if it lies in a readable mapping. Returns 0 or
  * -EFAULT. Signal-safe. */

@@ -6,6 +6,7 @@
 #include <libunwind.h>
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -98,6 +99,12 @@ Test(backtrace, agrees_with_libunwind)
     cr_assert_eq(our_count, their_count);
     for (int i = 1; i < our_count; i++)
         cr_assert_eq(ours[i], theirs[i], "frame %d: %p vs libunwind %p", i, ours[i], theirs[i]);
+}
+
+__attribute__((noinline)) static void raise_here_usr2(void)
+{
+    raise(SIGUSR2);
+    __asm__ volatile("" ::: "memory");
 }
 
 /* Both walkers called from one place; frames after 0 must be equal. */
@@ -197,6 +204,49 @@ Test(backtrace, agrees_with_libunwind_inside_a_signal_handler)
     raise(SIGUSR2);
     cr_assert_gt(in_signal.our_count, 3);
     assert_pair_agrees(&in_signal, "signal handler");
+}
+
+/* On an alternate signal stack the walk crosses from it to the thread's
+ * stack; an alternate stack freed since must not be trusted. */
+static struct pair on_altstack;
+
+static void on_usr2_altstack(int signo)
+{
+    (void)signo;
+    capture_pair(&on_altstack);
+}
+
+static void *install_altstack(void)
+{
+    void *memory = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_neq(memory, MAP_FAILED);
+    stack_t stack = { .ss_sp = memory, .ss_size = 1 << 16, .ss_flags = 0 };
+    cr_assert_eq(sigaltstack(&stack, NULL), 0);
+    return memory;
+}
+
+Test(backtrace, agrees_with_libunwind_on_an_alternate_stack)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_usr2_altstack;
+    action.sa_flags = SA_ONSTACK;
+    sigaction(SIGUSR2, &action, NULL);
+    for (int round = 0; round < 3; round++) {
+        void *memory = install_altstack();
+        memset(&on_altstack, 0, sizeof on_altstack);
+        raise_here_usr2();
+        assert_pair_agrees(&on_altstack, "alternate stack");
+        int found = 0;
+        for (int i = 0; i < on_altstack.our_count; i++)
+            found |= address_in(on_altstack.ours[i], (void *)raise_here_usr2, 64);
+        cr_assert(found, "round %d: did not cross into the interrupted code", round);
+        stack_t off = { .ss_flags = SS_DISABLE };
+        sigaltstack(&off, NULL);
+        munmap(memory, 1 << 16); /* the next round's stack lies elsewhere */
+        void *hole = mmap(NULL, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        (void)hole;
+    }
 }
 
 /* From a handler, the walk crosses the signal frame into the code that
