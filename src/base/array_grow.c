@@ -9,7 +9,7 @@
 
 int array_grow(void *items, size_t *capacity, size_t count, size_t item_size, size_t first)
 {
-    void *array;
+    void *array, *bigger;
 
     if (count < *capacity)
         return 0;
@@ -17,10 +17,10 @@ int array_grow(void *items, size_t *capacity, size_t count, size_t item_size, si
     if (grown < *capacity || grown > SIZE_MAX / item_size)
         return -ENOMEM;
     memcpy(&array, items, sizeof array);
-    array = realloc(array, grown * item_size);
-    if (array == NULL)
-        return -ENOMEM;
-    memcpy(items, &array, sizeof array);
+    bigger = realloc(array, grown * item_size);
+    if (bigger == NULL)
+        return -ENOMEM; /* *items still holds the old array */
+    memcpy(items, &bigger, sizeof bigger);
     *capacity = grown;
     return 0;
 }
