@@ -45,8 +45,9 @@ char **backtrace_symbols(void *const *buffer, int size);
 /* Write the same translation to FD, one line per address, in glibc's fd
  * shape "path(function+0xoffset)[0xaddr]". Never mallocs. A bad fd, a full
  * device or a pipe without reader makes it return quietly: no SIGPIPE, and
- * errno is left as it was. AS-Safe. MT-Safe (lines of two threads writing
- * to one fd are not interleaved within a write). */
+ * errno is left as it was. AS-Safe. MT-Safe: output goes out in writes of
+ * whole lines (up to 1 KiB at a time; a longer line is split), so the
+ * lines of two threads writing to one fd do not mix. */
 void backtrace_symbols_fd(void *const *buffer, int size, int fd);
 
 /* ---- extensions -------------------------------------------------------- */
@@ -62,7 +63,7 @@ int backtrace_ucontext(void **buffer, int size, const void *ucontext);
  * print_trace: "Obtained N stack frames." then one line per frame in the
  * backtrace_symbols shape, with " at file:line" appended where the line
  * index has the frame (by default: the main executable; see
- * EXECINFO_EX_OPTIONS in the README). At most 128 frames. AS-Safe. MT-Safe. */
+ * EXECINFO_EX_OPTIONS in the README). At most 64 frames. AS-Safe. MT-Safe. */
 void print_trace(void);
 
 /* print_trace to FD. AS-Safe. MT-Safe. */

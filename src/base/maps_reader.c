@@ -57,7 +57,8 @@ static int parse_line(char *text, struct maps_entry *entry)
 int maps_for_each(int (*visit)(const struct maps_entry *entry, void *context), void *context)
 {
     int saved_errno = errno;
-    char chunk[1024], line[1024];
+    /* Small: this runs on alternate signal stacks; longer lines are skipped. */
+    char chunk[512], line[512];
     size_t line_length = 0;
     int overlong = 0, result = 0;
     ssize_t got;

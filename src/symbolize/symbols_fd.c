@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <stdint.h>
 
-#define OUTPUT_BUFFER_SIZE 2048
-#define PRINT_TRACE_FRAMES 128
+/* Stack is scarce in a handler on an alternate stack (docs/SIGNAL_SAFETY.md):
+ * a line longer than the buffer is written in pieces. */
+#define OUTPUT_BUFFER_SIZE 1024
+#define PRINT_TRACE_FRAMES 64
 
 static void format_frames(struct text_out *out, void *const *buffer, int size, int flags,
                           enum frame_shape shape, int with_source)

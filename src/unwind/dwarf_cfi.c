@@ -18,7 +18,7 @@
 #include <errno.h>
 #include <string.h>
 
-#define REMEMBER_DEPTH 8
+#define REMEMBER_DEPTH 2   /* compilers nest remember_state once */
 
 /* Pointer encodings (DW_EH_PE_*). */
 #define PE_OMIT 0xff
@@ -161,6 +161,8 @@ static int parse_augmentation(struct reader *r, const char *augmentation, struct
     if (augmentation[0] != 'z')
         return augmentation[0] == '\0' ? 0 : -EINVAL;
     uint64_t length = read_uleb(r);
+    if (r->failed || length > (uint64_t)(r->end - r->at))
+        return -EINVAL;
     const uint8_t *after = r->at + length;
     cie->has_augmentation_data = 1;
     for (const char *c = augmentation + 1; *c && !r->failed; c++) {
@@ -226,12 +228,28 @@ static struct cfi_rule *rule_for(struct program *p, uint64_t number)
     return &p->frame->rules[number];
 }
 
+/* Offsets and places must fit the compact rule; CFI from real compilers
+ * is far inside these bounds. */
+static int32_t checked_offset(struct program *p, int64_t value)
+{
+    if (value != (int32_t)value)
+        p->r.failed = 1;
+    return (int32_t)value;
+}
+
+static int32_t place_of(struct program *p, const uint8_t *block, uint64_t length)
+{
+    if (length > UINT16_MAX)
+        p->r.failed = 1;
+    return checked_offset(p, (int64_t)((uintptr_t)block - (uintptr_t)p->frame->base));
+}
+
 static void set_rule(struct program *p, uint64_t number, uint8_t kind, int64_t offset)
 {
     struct cfi_rule *rule = rule_for(p, number);
     if (rule != NULL) {
         rule->kind = kind;
-        rule->offset = offset;
+        rule->offset = checked_offset(p, offset);
     }
 }
 
@@ -252,8 +270,8 @@ static void set_expression(struct program *p, uint64_t number, uint8_t kind)
     }
     if (rule != NULL) {
         rule->kind = kind;
-        rule->expression = p->r.at;
-        rule->expression_length = length;
+        rule->offset = place_of(p, p->r.at, length);
+        rule->expression_length = (uint16_t)length;
     }
     p->r.at += length;
 }
@@ -296,20 +314,22 @@ static int run_extended(struct program *p, uint8_t opcode)
                  *f = p->remembered[--p->remembered_count];
                  f->signal_frame = signal_frame; }
                return 0;
-    case 0x0c: f->cfa_register = (uint8_t)read_uleb(r); f->cfa_offset = (int64_t)read_uleb(r);
+    case 0x0c: f->cfa_register = (uint8_t)read_uleb(r);
+               f->cfa_offset = checked_offset(p, (int64_t)read_uleb(r));
                f->cfa_is_expression = 0; return 0;
     case 0x0d: f->cfa_register = (uint8_t)read_uleb(r); f->cfa_is_expression = 0; return 0;
-    case 0x0e: f->cfa_offset = (int64_t)read_uleb(r); return 0;
+    case 0x0e: f->cfa_offset = checked_offset(p, (int64_t)read_uleb(r)); return 0;
     case 0x0f: { uint64_t length = read_uleb(r);
                  if (length > (uint64_t)(r->end - r->at)) { r->failed = 1; return 0; }
-                 f->cfa_is_expression = 1; f->cfa_expression = r->at;
-                 f->cfa_expression_length = length; r->at += length; return 0; }
+                 f->cfa_is_expression = 1; f->cfa_offset = place_of(p, r->at, length);
+                 f->cfa_expression_length = (uint16_t)length; r->at += length; return 0; }
     case 0x10: set_expression(p, read_uleb(r), CFI_EXPRESSION); return 0;
     case 0x11: number = read_uleb(r);
                set_rule(p, number, CFI_OFFSET, read_sleb(r) * data_alignment); return 0;
-    case 0x12: f->cfa_register = (uint8_t)read_uleb(r); f->cfa_offset = read_sleb(r) * data_alignment;
+    case 0x12: f->cfa_register = (uint8_t)read_uleb(r);
+               f->cfa_offset = checked_offset(p, read_sleb(r) * data_alignment);
                f->cfa_is_expression = 0; return 0;
-    case 0x13: f->cfa_offset = read_sleb(r) * data_alignment; return 0;
+    case 0x13: f->cfa_offset = checked_offset(p, read_sleb(r) * data_alignment); return 0;
     case 0x14: number = read_uleb(r);
                set_rule(p, number, CFI_VALUE_OFFSET, (int64_t)read_uleb(r) * data_alignment); return 0;
     case 0x15: number = read_uleb(r);
@@ -346,7 +366,7 @@ static int run_fde(const uint8_t *fde, uintptr_t data_base, const struct bounds 
 {
     const uint8_t *end;
     const uint8_t *body = entry_body(fde, bounds, &end);
-    if (body == NULL)
+    if (body == NULL || end - body < 4)
         return -ENOENT;
     int32_t cie_pointer;
     memcpy(&cie_pointer, body, 4);
@@ -356,13 +376,18 @@ static int run_fde(const uint8_t *fde, uintptr_t data_base, const struct bounds 
     struct reader r = { body + 4, end, data_base, 0 };
     uintptr_t start = read_encoded(&r, cie.fde_encoding);
     uintptr_t range = read_encoded(&r, cie.fde_encoding & PE_FORMAT_MASK);
-    if (cie.has_augmentation_data)
-        r.at += read_uleb(&r);
-    if (r.failed || r.at > end || pc < start || pc - start >= range)
+    if (cie.has_augmentation_data) {
+        uint64_t length = read_uleb(&r);
+        if (r.failed || length > (uint64_t)(r.end - r.at))
+            return -EINVAL;
+        r.at += length;
+    }
+    if (r.failed || pc < start || pc - start >= range)
         return -ENOENT;
 
     memset(frame, 0, sizeof *frame);
-    frame->signal_frame = cie.signal_frame;
+    frame->base = (const uint8_t *)bounds->low;
+    frame->signal_frame = (uint8_t)cie.signal_frame;
     struct program p = { .r = { cie.instructions, cie.end, data_base, 0 }, .cie = &cie,
                          .location = start, .target = pc, .frame = frame };
     if (cie.return_column != CFI_RETURN_ADDRESS || run_program(&p) < 0)

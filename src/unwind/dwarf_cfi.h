@@ -21,23 +21,31 @@ enum cfi_rule_kind {
     CFI_VALUE_EXPRESSION /* the value is what the expression computes */
 };
 
+/* Compact (8 bytes), because a handler on a small alternate stack holds
+ * several of these frames at once. */
 struct cfi_rule {
     uint8_t kind;
-    uint8_t number;
-    int64_t offset;
-    const uint8_t *expression;  /* kind *_EXPRESSION: DWARF block */
-    size_t expression_length;
+    uint8_t number;             /* CFI_REGISTER: the register */
+    uint16_t expression_length;
+    int32_t offset;             /* *_OFFSET: bytes from the CFA;
+                                   *_EXPRESSION: the block's place from base */
 };
 
 struct cfi_frame {
-    int cfa_is_expression;
+    const uint8_t *base;        /* the module's mapping: expressions are relative to it */
+    uint8_t cfa_is_expression;
     uint8_t cfa_register;
-    int64_t cfa_offset;
-    const uint8_t *cfa_expression;
-    size_t cfa_expression_length;
+    uint8_t signal_frame;       /* CIE augmentation 'S' */
+    uint16_t cfa_expression_length;
+    int32_t cfa_offset;         /* or, for an expression, its place from base */
     struct cfi_rule rules[CFI_REGISTER_COUNT];
-    int signal_frame;           /* CIE augmentation 'S' */
 };
+
+/* The DWARF block of an expression rule or CFA. */
+static inline const uint8_t *cfi_expression(const struct cfi_frame *frame, int32_t place)
+{
+    return frame->base + place;
+}
 
 /* The rules at PC, found through _dl_find_object and the module's
  * .eh_frame_hdr search table. Returns 0, or -ENOENT when no FDE covers PC,

@@ -54,7 +54,12 @@ int rule_cache_find(uintptr_t pc, struct simple_rule *rule)
     return 1;
 }
 
-void rule_cache_store(uintptr_t pc, const struct simple_rule *rule)
+unsigned rule_cache_generation(void)
+{
+    return atomic_load_explicit(&current_generation, memory_order_acquire);
+}
+
+void rule_cache_store(uintptr_t pc, const struct simple_rule *rule, unsigned generation)
 {
     struct slot *slot = slot_for(pc);
     unsigned before = atomic_load_explicit(&slot->sequence, memory_order_relaxed);
@@ -64,9 +69,7 @@ void rule_cache_store(uintptr_t pc, const struct simple_rule *rule)
         return;
     atomic_thread_fence(memory_order_release);
     atomic_store_explicit(&slot->pc, pc, memory_order_relaxed);
-    atomic_store_explicit(&slot->generation,
-                          atomic_load_explicit(&current_generation, memory_order_relaxed),
-                          memory_order_relaxed);
+    atomic_store_explicit(&slot->generation, generation, memory_order_relaxed);
     atomic_store_explicit(&slot->packed,
                           (uint64_t)(uint32_t)rule->cfa_offset |
                               (uint64_t)(uint32_t)rule->ra_offset << 32,

@@ -17,10 +17,14 @@ struct simple_rule {
 /* Returns 1 and the rule if PC is cached. Signal-safe, wait-free. */
 int rule_cache_find(uintptr_t pc, struct simple_rule *rule);
 
-/* Remember the rule for PC; gives up rather than wait if the slot is being
- * written (by another thread or by the code this handler interrupted).
- * Signal-safe, wait-free. */
-void rule_cache_store(uintptr_t pc, const struct simple_rule *rule);
+/* The current generation: read it before looking a rule up, so that a
+ * rule found before an invalidation is not stored as a new one. */
+unsigned rule_cache_generation(void);
+
+/* Remember the rule for PC, found in GENERATION; gives up rather than wait
+ * if the slot is being written (by another thread or by the code this
+ * handler interrupted). Signal-safe, wait-free. */
+void rule_cache_store(uintptr_t pc, const struct simple_rule *rule, unsigned generation);
 
 /* Forget everything (modules were unloaded: a pc may mean other code). */
 void rule_cache_invalidate(void);

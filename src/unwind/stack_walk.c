@@ -11,8 +11,9 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <sys/uio.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #define MAPPING_LOOKUPS_PER_WALK 4
 #define ALL_KNOWN ((1u << CFI_REGISTER_COUNT) - 1)
@@ -35,6 +36,8 @@ static void begin_common(struct stack_walk *walk)
 
     walk->pc_is_exact = 1;
     walk->mapping_lookups = 0;
+    walk->initial_sp = sp;
+    walk->crossed_sp = 0;
     /* The mapping we stand in is there; the other one may be gone (a freed
      * alternate stack): it is checked before its first use. */
     if (range_holds(&thread_ranges[here], sp, 1)) {
@@ -80,8 +83,9 @@ void stack_walk_begin_ucontext(struct stack_walk *walk, const void *ucontext)
     begin_common(walk);
 }
 
-/* Look the mapping of ADDRESS up; it becomes the walk's first range if it
- * has none yet, else its second; the thread remembers both. */
+/* Look the mapping of ADDRESS up for this walk. The thread remembers it
+ * only if it is a stack: the one the walk started on, or the one a signal
+ * frame led to; a mapping reached through a stray pointer is not kept. */
 static int find_readable_mapping(struct stack_walk *walk, uintptr_t address)
 {
     struct maps_entry entry;
@@ -91,25 +95,28 @@ static int find_readable_mapping(struct stack_walk *walk, uintptr_t address)
     if (maps_find(address, &entry) < 0 || !entry.readable)
         return -EFAULT;
     struct memory_range found = { entry.start, entry.end };
-    int slot = walk->readable[0].high != 0;
-    walk->readable[slot] = found;
-    if (slot == 1)
+    if (range_holds(&found, walk->initial_sp, 1)) {
+        walk->readable[0] = found;
+        thread_ranges[0] = found;
+    } else {
+        walk->readable[1] = found;
         walk->second_is_checked = 1;
-    thread_ranges[0] = walk->readable[0];
-    thread_ranges[1] = walk->readable[1];
+        if (walk->crossed_sp != 0 && range_holds(&found, walk->crossed_sp, 1))
+            thread_ranges[1] = found;
+    }
     return 0;
 }
 
-/* Whether the remembered second range still holds memory: one cheap
- * syscall instead of a lookup in /proc/self/maps. */
-static int still_mapped(uintptr_t address)
+/* Whether ADDRESS can be read now: one syscall that fails on unmapped and
+ * on PROT_NONE memory alike, instead of a lookup in /proc/self/maps. */
+static int still_readable(uintptr_t address)
 {
-    unsigned char resident;
-    uintptr_t page = address & ~(uintptr_t)4095;
+    unsigned char byte;
+    struct iovec local = { &byte, 1 }, remote = { (void *)address, 1 };
     int saved_errno = errno;
-    int mapped = mincore((void *)page, 1, &resident) == 0;
+    int readable = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1;
     errno = saved_errno;
-    return mapped;
+    return readable;
 }
 
 int stack_walk_read(struct stack_walk *walk, uintptr_t address, uintptr_t *value)
@@ -120,7 +127,7 @@ int stack_walk_read(struct stack_walk *walk, uintptr_t address, uintptr_t *value
     if (!safe && range_holds(&walk->readable[1], address, sizeof(uintptr_t))) {
         if (!walk->second_is_checked) {
             walk->second_is_checked = 1;
-            if (!still_mapped(address))
+            if (!still_readable(address))
                 walk->readable[1] = (struct memory_range){ 0, 0 };
         }
         safe = walk->readable[1].high != 0;
@@ -147,7 +154,7 @@ void stack_walk_remember_this_stack(void)
 static int compute_cfa(struct stack_walk *walk, const struct cfi_frame *frame, uintptr_t *cfa)
 {
     if (frame->cfa_is_expression)
-        return dwarf_expression_evaluate(walk, frame->cfa_expression,
+        return dwarf_expression_evaluate(walk, cfi_expression(frame, frame->cfa_offset),
                                          frame->cfa_expression_length, 0, 0, cfa);
     if (frame->cfa_register >= CFI_REGISTER_COUNT || !(walk->known & (1u << frame->cfa_register)))
         return -EINVAL;
@@ -156,9 +163,10 @@ static int compute_cfa(struct stack_walk *walk, const struct cfi_frame *frame, u
 }
 
 /* The caller's value of one register; returns 1 if known, 0 if not, <0. */
-static int recover(struct stack_walk *walk, const struct cfi_rule *rule, int number,
-                   uintptr_t cfa, uintptr_t *value)
+static int recover(struct stack_walk *walk, const struct cfi_frame *frame,
+                   const struct cfi_rule *rule, int number, uintptr_t cfa, uintptr_t *value)
 {
+    const uint8_t *block = cfi_expression(frame, rule->offset);
     uintptr_t address;
     switch (rule->kind) {
     case CFI_SAME:
@@ -176,31 +184,29 @@ static int recover(struct stack_walk *walk, const struct cfi_rule *rule, int num
         *value = walk->registers[rule->number];
         return (walk->known >> rule->number) & 1u;
     case CFI_EXPRESSION:
-        if (dwarf_expression_evaluate(walk, rule->expression, rule->expression_length, 1, cfa,
-                                      &address) < 0)
+        if (dwarf_expression_evaluate(walk, block, rule->expression_length, 1, cfa, &address) < 0)
             return -EINVAL;
         return stack_walk_read(walk, address, value) < 0 ? -EFAULT : 1;
     case CFI_VALUE_EXPRESSION:
-        return dwarf_expression_evaluate(walk, rule->expression, rule->expression_length, 1,
-                                         cfa, value) < 0 ? -EINVAL : 1;
+        return dwarf_expression_evaluate(walk, block, rule->expression_length, 1, cfa,
+                                         value) < 0 ? -EINVAL : 1;
     }
     return -EINVAL;
 }
 
 /* Keep the rule for next time if it has the shape the fast path knows. */
-static void remember_if_simple(uintptr_t pc, const struct cfi_frame *frame)
+static void remember_if_simple(uintptr_t pc, const struct cfi_frame *frame, unsigned generation)
 {
     const struct cfi_rule *ra = &frame->rules[PC], *rbp = &frame->rules[CFI_RBP];
     const struct cfi_rule *rsp = &frame->rules[CFI_RSP];
     if (frame->cfa_is_expression || frame->signal_frame || rsp->kind != CFI_SAME ||
         (frame->cfa_register != CFI_RSP && frame->cfa_register != CFI_RBP) ||
-        ra->kind != CFI_OFFSET || (rbp->kind != CFI_SAME && rbp->kind != CFI_OFFSET) ||
-        frame->cfa_offset != (int32_t)frame->cfa_offset)
+        ra->kind != CFI_OFFSET || (rbp->kind != CFI_SAME && rbp->kind != CFI_OFFSET))
         return;
     struct simple_rule rule = { frame->cfa_register, rbp->kind == CFI_OFFSET,
                                 (int32_t)frame->cfa_offset, (int32_t)ra->offset,
                                 (int32_t)rbp->offset };
-    rule_cache_store(pc, &rule);
+    rule_cache_store(pc, &rule, generation);
 }
 
 static int step_with_rule(struct stack_walk *walk, const struct simple_rule *rule)
@@ -226,7 +232,7 @@ static int step_with_rule(struct stack_walk *walk, const struct simple_rule *rul
 }
 
 static int step_with_frame(struct stack_walk *walk, uintptr_t lookup_pc,
-                           const struct cfi_frame *frame)
+                           const struct cfi_frame *frame, unsigned generation)
 {
     uintptr_t cfa, next[CFI_REGISTER_COUNT];
     uint32_t known = 0;
@@ -234,7 +240,7 @@ static int step_with_frame(struct stack_walk *walk, uintptr_t lookup_pc,
     if (compute_cfa(walk, frame, &cfa) < 0)
         return 0;
     for (int r = 0; r < CFI_REGISTER_COUNT; r++) {
-        int got = recover(walk, &frame->rules[r], r, cfa, &next[r]);
+        int got = recover(walk, frame, &frame->rules[r], r, cfa, &next[r]);
         if (got < 0 && (r == PC || r == CFI_RSP))
             return 0;
         if (got > 0)
@@ -244,9 +250,11 @@ static int step_with_frame(struct stack_walk *walk, uintptr_t lookup_pc,
         return 0; /* undefined return address: the outermost frame */
     if (!frame->signal_frame && next[CFI_RSP] <= walk->registers[CFI_RSP])
         return 0;
-    remember_if_simple(lookup_pc, frame);
+    remember_if_simple(lookup_pc, frame, generation);
     memcpy(walk->registers, next, sizeof next);
     walk->known = known;
+    if (frame->signal_frame)
+        walk->crossed_sp = next[CFI_RSP];
     /* After a signal frame the pc is the interrupted instruction itself. */
     walk->pc_is_exact = frame->signal_frame;
     return 1;
@@ -263,7 +271,8 @@ int stack_walk_step(struct stack_walk *walk)
 
     if (rule_cache_find(lookup_pc, &rule))
         return step_with_rule(walk, &rule);
+    unsigned generation = rule_cache_generation();
     if (cfi_find_frame(lookup_pc, &frame) < 0)
         return 0;
-    return step_with_frame(walk, lookup_pc, &frame);
+    return step_with_frame(walk, lookup_pc, &frame, generation);
 }

@@ -19,6 +19,8 @@ struct stack_walk {
     struct memory_range readable[2];
     int second_is_checked;
     int mapping_lookups;
+    uintptr_t initial_sp;  /* the stack the walk started on */
+    uintptr_t crossed_sp;  /* the stack a signal frame led to, or 0 */
 };
 
 /* Start from registers taken at one instruction (pc exact). */

@@ -89,7 +89,7 @@ Test(rule_cache, stores_finds_and_forgets)
 {
     struct simple_rule rule = { CFI_RBP, 1, 16, -8, -16 }, found;
     cr_assert_not(rule_cache_find(0x4242, &found));
-    rule_cache_store(0x4242, &rule);
+    rule_cache_store(0x4242, &rule, rule_cache_generation());
     cr_assert(rule_cache_find(0x4242, &found));
     cr_assert_eq(found.cfa_register, CFI_RBP);
     cr_assert_eq(found.rbp_saved, 1);
@@ -97,8 +97,12 @@ Test(rule_cache, stores_finds_and_forgets)
     cr_assert_eq(found.ra_offset, -8);
     cr_assert_eq(found.rbp_offset, -16);
     cr_assert_not(rule_cache_find(0x4243, &found));
+    unsigned before = rule_cache_generation();
     rule_cache_invalidate();
     cr_assert_not(rule_cache_find(0x4242, &found));
+    /* A rule found before an invalidation is stored stale, never served. */
+    rule_cache_store(0x5151, &rule, before);
+    cr_assert_not(rule_cache_find(0x5151, &found));
 }
 
 __attribute__((noinline)) static int plain_function(int x)
