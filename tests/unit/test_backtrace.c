@@ -439,3 +439,29 @@ Test(backtrace_symbols, address_in_a_dlclosed_module_is_well_formed)
     cr_assert_str_eq(symbols[0], expected);
     free(symbols);
 }
+
+/* A library replaced on disk after it was loaded (a package upgrade): its
+ * file now has another build-id, so the index refuses it and the frame
+ * falls back to path(+0xoffset) instead of naming the wrong function. */
+Test(backtrace_symbols, module_replaced_on_disk_falls_back_to_offsets)
+{
+    char directory[] = "/tmp/execinfo_ex_replaced_XXXXXX", path[128], command[512];
+    cr_assert_not_null(mkdtemp(directory));
+    snprintf(path, sizeof path, "%s/lib.so", directory);
+    snprintf(command, sizeof command, "cp '%s' '%s'", getenv("FIXTURE_LIB"), path);
+    cr_assert_eq(system(command), 0);
+    void *library = dlopen(path, RTLD_NOW);
+    cr_assert_not_null(library, "%s", dlerror());
+    void *(*fixture_address)(void) = (void *(*)(void))dlsym(library, "fixture_address");
+    void *frames[1] = { (char *)fixture_address() + 1 };
+    /* Another ELF file with another build-id takes the name. */
+    snprintf(command, sizeof command, "cp /proc/self/exe '%s.new' && mv '%s.new' '%s'", path, path,
+             path);
+    cr_assert_eq(system(command), 0);
+    char **symbols = backtrace_symbols(frames, 1);
+    cr_assert_not_null(symbols);
+    cr_assert(strstr(symbols[0], "lib.so(+0x") != NULL, "%s", symbols[0]);
+    free(symbols);
+    snprintf(command, sizeof command, "rm -rf '%s'", directory);
+    system(command);
+}
