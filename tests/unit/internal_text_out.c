@@ -6,7 +6,10 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 
 Test(text_out, numbers_match_printf)
 {
@@ -84,6 +87,45 @@ Test(fd_write, partial_writes_are_completed, .timeout = 10)
     }
     close(pipe_fds[0]);
     cr_assert_eq(fd_write_all(pipe_fds[1], data, sizeof data), 0);
+    close(pipe_fds[1]);
+    int status;
+    waitpid(reader, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A signal without SA_RESTART interrupts the blocked write (EINTR or a
+ * short write): the loop goes on until everything is written. */
+static void on_alarm(int signo)
+{
+    (void)signo;
+}
+
+Test(fd_write, interrupted_writes_are_resumed, .timeout = 20)
+{
+    int pipe_fds[2];
+    cr_assert_eq(pipe(pipe_fds), 0);
+    static char data[1 << 18], got[(1 << 18) + 1];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (char)('A' + i % 23);
+    pid_t reader = fork();
+    if (reader == 0) {
+        close(pipe_fds[1]);
+        struct timespec pause = { 0, 50 * 1000 * 1000 };
+        nanosleep(&pause, NULL); /* let the writer block and be interrupted */
+        size_t total = read_all(pipe_fds[0], got, sizeof got);
+        _exit(total == sizeof data && memcmp(got, data, sizeof data) == 0 ? 0 : 1);
+    }
+    close(pipe_fds[0]);
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_alarm; /* no SA_RESTART */
+    sigaction(SIGALRM, &action, NULL);
+    struct itimerval every_ms = { { 0, 1000 }, { 0, 1000 } };
+    setitimer(ITIMER_REAL, &every_ms, NULL);
+    int result = fd_write_all(pipe_fds[1], data, sizeof data);
+    struct itimerval off = { { 0, 0 }, { 0, 0 } };
+    setitimer(ITIMER_REAL, &off, NULL);
+    cr_assert_eq(result, 0);
     close(pipe_fds[1]);
     int status;
     waitpid(reader, &status, 0);
