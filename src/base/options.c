@@ -1,16 +1,31 @@
-/* options.c: the options parser.
+/* options.c: the options parser, one table row per option.
  * World: normal (snprintf for the error message). */
+#define _GNU_SOURCE
 #include "options.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#define SIGNAL_BIT(n) ((uint64_t)1 << (n))
+
+uint64_t options_default_signals(void)
+{
+    return SIGNAL_BIT(SIGSEGV) | SIGNAL_BIT(SIGBUS) | SIGNAL_BIT(SIGILL) | SIGNAL_BIT(SIGFPE) |
+           SIGNAL_BIT(SIGABRT) | SIGNAL_BIT(SIGTRAP) | SIGNAL_BIT(SIGSYS);
+}
+
 void options_defaults(struct options *options)
 {
+    memset(options, 0, sizeof *options);
     options->lines = LINES_MAIN;
     options->line_memory = (size_t)64 << 20;
+    options->signals = options_default_signals();
+    options->format = REPORT_TEXT;
+    options->frames = 64;
+    options->modules = 1;
 }
 
 int options_parse_size(const char *text, size_t length, size_t *out)
@@ -49,18 +64,132 @@ static int equals(const char *text, size_t length, const char *word)
     return strlen(word) == length && memcmp(text, word, length) == 0;
 }
 
-static int parse_lines(struct options *options, const char *value, size_t length)
+/* One of WORDS (NULL-terminated), as its index. */
+static int parse_word(const char *value, size_t length, const char *const *words, int *out)
 {
-    if (equals(value, length, "none"))
-        options->lines = LINES_NONE;
-    else if (equals(value, length, "main"))
-        options->lines = LINES_MAIN;
-    else if (equals(value, length, "all"))
-        options->lines = LINES_ALL;
-    else
+    for (int i = 0; words[i] != NULL; i++) {
+        if (equals(value, length, words[i])) {
+            *out = i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+static int parse_lines(struct options *o, const char *value, size_t length)
+{
+    static const char *const words[] = { "none", "main", "all", NULL };
+    int index;
+    if (parse_word(value, length, words, &index) < 0)
         return -EINVAL;
+    o->lines = (enum lines_scope)index;
     return 0;
 }
+
+static int parse_line_memory(struct options *o, const char *value, size_t length)
+{
+    return options_parse_size(value, length, &o->line_memory);
+}
+
+static int parse_flag(const char *value, size_t length, int *out)
+{
+    static const char *const words[] = { "0", "1", NULL };
+    return parse_word(value, length, words, out);
+}
+
+static int parse_handler(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->handler); }
+static int parse_overwrite(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->overwrite); }
+static int parse_registers(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->registers); }
+static int parse_modules(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->modules); }
+
+static int parse_format(struct options *o, const char *value, size_t length)
+{
+    static const char *const words[] = { "text", "json", NULL };
+    int index;
+    if (parse_word(value, length, words, &index) < 0)
+        return -EINVAL;
+    o->format = (enum report_format)index;
+    return 0;
+}
+
+static int parse_frames(struct options *o, const char *value, size_t length)
+{
+    size_t frames;
+    if (options_parse_size(value, length, &frames) < 0 || frames < 1 || frames > 256)
+        return -EINVAL;
+    o->frames = (int)frames;
+    return 0;
+}
+
+static int parse_report(struct options *o, const char *value, size_t length)
+{
+    if (equals(value, length, "stderr")) {
+        o->report[0] = '\0';
+        return 0;
+    }
+    if (length == 0 || length >= sizeof o->report || value[0] != '/')
+        return -EINVAL; /* an absolute path, so that a chdir cannot move it */
+    memcpy(o->report, value, length);
+    o->report[length] = '\0';
+    return 0;
+}
+
+/* SEGV,BUS,... (names without SIG, or numbers); "default" for the set. */
+static int parse_signals(struct options *o, const char *value, size_t length)
+{
+    uint64_t set = 0;
+    while (length > 0) {
+        const char *comma = memchr(value, ',', length);
+        size_t item = comma ? (size_t)(comma - value) : length;
+        char name[16];
+        int number = 0;
+        if (item == 0 || item >= sizeof name)
+            return -EINVAL;
+        memcpy(name, value, item);
+        name[item] = '\0';
+        if (strcmp(name, "default") == 0) {
+            set |= options_default_signals();
+        } else {
+            for (int n = 1; n < 64 && number == 0; n++) {
+                const char *abbreviation = sigabbrev_np(n);
+                if (abbreviation != NULL && strcmp(abbreviation, name) == 0)
+                    number = n;
+            }
+            size_t numeric;
+            if (number == 0 && options_parse_size(name, item, &numeric) == 0 && numeric > 0 &&
+                numeric < 64)
+                number = (int)numeric;
+            if (number == 0 || number == SIGKILL || number == SIGSTOP)
+                return -EINVAL;
+            set |= SIGNAL_BIT(number);
+        }
+        value += item;
+        length -= item;
+        if (length > 0) {
+            value++;
+            length--;
+            if (length == 0)
+                return -EINVAL; /* a trailing comma */
+        }
+    }
+    if (set == 0)
+        return -EINVAL;
+    o->signals = set;
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int (*parse)(struct options *, const char *, size_t);
+} known_options[] = {
+    { "lines", parse_lines },         { "line_memory", parse_line_memory },
+    { "handler", parse_handler },     { "signals", parse_signals },
+    { "report", parse_report },       { "overwrite", parse_overwrite },
+    { "format", parse_format },       { "frames", parse_frames },
+    { "registers", parse_registers }, { "modules", parse_modules },
+};
+
+#define KNOWN_COUNT (sizeof known_options / sizeof known_options[0])
 
 static int parse_one(struct options *options, const char *item, size_t length,
                      char *error, size_t error_size)
@@ -73,21 +202,21 @@ static int parse_one(struct options *options, const char *item, size_t length,
     }
     size_t name_length = (size_t)(equal - item), value_length = length - name_length - 1;
     const char *value = equal + 1;
-    int result;
 
-    if (equals(item, name_length, "lines"))
-        result = parse_lines(options, value, value_length);
-    else if (equals(item, name_length, "line_memory"))
-        result = options_parse_size(value, value_length, &options->line_memory);
-    else {
-        snprintf(error, error_size, "execinfo_ex: unknown option '%.*s' (known: lines, line_memory)",
-                 (int)name_length, item);
-        return -EINVAL;
-    }
-    if (result < 0)
+    for (size_t i = 0; i < KNOWN_COUNT; i++) {
+        if (!equals(item, name_length, known_options[i].name))
+            continue;
+        if (known_options[i].parse(options, value, value_length) == 0)
+            return 0;
         snprintf(error, error_size, "execinfo_ex: bad value '%.*s' for option '%.*s'",
                  (int)value_length, value, (int)name_length, item);
-    return result;
+        return -EINVAL;
+    }
+    snprintf(error, error_size,
+             "execinfo_ex: unknown option '%.*s' (known: lines, line_memory, handler, signals, "
+             "report, overwrite, format, frames, registers, modules)",
+             (int)name_length, item);
+    return -EINVAL;
 }
 
 int options_parse(struct options *options, const char *text, char *error, size_t error_size)

@@ -1,6 +1,7 @@
 /* The options parser: every value form, and the error for each mistake. */
 #define _GNU_SOURCE
 #include "base/options.h"
+#include <signal.h>
 #include "support.h"
 
 Test(options, defaults_are_main_and_64m)
@@ -57,4 +58,43 @@ Test(options, sizes)
     cr_assert_eq(value, 10u << 20);
     cr_assert_eq(options_parse_size("k", 1, &value), -EINVAL);
     cr_assert_eq(options_parse_size("1kk", 3, &value), -EINVAL);
+}
+
+Test(options, handler_options)
+{
+    struct options options;
+    char error[256];
+    options_defaults(&options);
+    cr_assert_eq(options.handler, 0);
+    cr_assert_eq(options.signals, options_default_signals());
+    cr_assert_eq(options.frames, 64);
+    cr_assert_eq(options.modules, 1);
+    cr_assert_eq(options_parse(&options,
+                               "handler=1:signals=SEGV,USR1,7:report=/tmp/r.txt:overwrite=1:"
+                               "format=json:frames=20:registers=1:modules=0",
+                               error, sizeof error), 0, "%s", error);
+    cr_assert_eq(options.handler, 1);
+    cr_assert_eq(options.signals, (1ull << SIGSEGV) | (1ull << SIGUSR1) | (1ull << 7));
+    cr_assert_str_eq(options.report, "/tmp/r.txt");
+    cr_assert_eq(options.overwrite, 1);
+    cr_assert_eq(options.format, REPORT_JSON);
+    cr_assert_eq(options.frames, 20);
+    cr_assert_eq(options.registers, 1);
+    cr_assert_eq(options.modules, 0);
+    cr_assert_eq(options_parse(&options, "report=stderr:signals=default", error, sizeof error), 0);
+    cr_assert_str_eq(options.report, "");
+    cr_assert_eq(options.signals, options_default_signals());
+}
+
+Test(options, handler_mistakes_are_named)
+{
+    expect_error("handler=yes", "bad value 'yes' for option 'handler'");
+    expect_error("signals=SEGV,", "bad value");
+    expect_error("signals=KILL", "bad value");
+    expect_error("signals=NOPE", "bad value");
+    expect_error("signals=", "bad value");
+    expect_error("report=relative/path", "bad value");
+    expect_error("frames=0", "bad value");
+    expect_error("frames=257", "bad value");
+    expect_error("format=xml", "bad value");
 }
