@@ -34,8 +34,16 @@ SIGNAL_SAFE_SOURCES := \
 	src/symbolize/lookup.c \
 	src/symbolize/maps_fallback.c \
 	src/symbolize/frame_format.c \
-	src/symbolize/symbols_fd.c
+	src/symbolize/symbols_fd.c \
+	src/base/utc_time.c \
+	src/fatal/signal_names.c \
+	src/fatal/collect.c \
+	src/fatal/report_text.c \
+	src/fatal/report_json.c \
+	src/fatal/handler.c
 NORMAL_SOURCES := \
+	src/base/environment.c \
+	src/fatal/install.c \
 	src/base/array_grow.c \
 	src/base/options.c \
 	src/symbolize/module_list.c \

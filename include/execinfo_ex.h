@@ -78,6 +78,28 @@ void backtrace_print_fd(void *const *buffer, int size, int flags, int fd);
 
 #define BACKTRACE_FIRST_IS_PC 1
 
+/* Install the fatal-signal handler: on SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+ * SIGABRT, SIGTRAP and SIGSYS (by default) it writes one report (signal,
+ * code, fault address, sender, pid, thread, program, time, the trace of
+ * the faulting context with file:line, the modules of the trace with
+ * build-ids, registers on request) and then calls the handler that was
+ * installed before, or dies by the same signal with the default action,
+ * so that the exit status and the core dump are unchanged.
+ * OPTIONS is NULL or "name=value:..." as in EXECINFO_EX_OPTIONS (which
+ * applies first): signals=SEGV,BUS,...; report=stderr|/absolute/path
+ * (created 0600, never through a symlink, never over an existing file
+ * unless overwrite=1); format=text|json; frames=N; registers=0|1;
+ * modules=0|1. Returns 0, or -1 with errno EINVAL for a malformed option
+ * (explained in one line on stderr). The calling thread gets an alternate
+ * signal stack if it has none. With LD_PRELOAD=libexecinfo_ex.so,
+ * EXECINFO_EX_OPTIONS=handler=1 installs it at load.
+ * Not AS-Safe (builds the index). MT-Safe. */
+int backtrace_install_fatal_handler(const char *options);
+
+/* Give back every signal whose action is still ours to the action it had
+ * before. Not AS-Safe. MT-Safe. */
+void backtrace_uninstall_fatal_handler(void);
+
 /* Rebuild the symbol index now if modules were loaded or unloaded since it
  * was built (for example after dlopen, before a signal-safe call that
  * should name the new module). Returns 0, or a negative errno-style code

@@ -9,8 +9,7 @@
 #include "index.h"
 #include "module_data.h"
 #include "../base/array_grow.h"
-#include "../base/fd_write.h"
-#include "../base/options.h"
+#include "../base/environment.h"
 #include "../unwind/rule_cache.h"
 #include "../unwind/stack_walk.h"
 
@@ -155,18 +154,10 @@ static void retire(struct index_snapshot *old)
 
 static void load_options(void)
 {
-    char error[256];
-
     if (options_ready)
         return;
     options_ready = 1;
-    options_defaults(&active_options);
-    if (options_parse(&active_options, secure_getenv("EXECINFO_EX_OPTIONS"), error,
-                      sizeof error - 1) < 0) {
-        size_t length = strlen(error);
-        error[length] = '\n';
-        fd_write_all(2, error, length + 1);
-    }
+    active_options = *environment_options();
 }
 
 static int rebuild_locked(void)

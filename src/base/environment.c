@@ -1,0 +1,30 @@
+/* environment.c: read EXECINFO_EX_OPTIONS once.
+ * World: normal (secure_getenv, pthread_once). */
+#define _GNU_SOURCE
+#include "environment.h"
+#include "fd_write.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct options parsed;
+static pthread_once_t parsed_once = PTHREAD_ONCE_INIT;
+
+static void parse_environment(void)
+{
+    char error[320];
+
+    options_defaults(&parsed);
+    if (options_parse(&parsed, secure_getenv("EXECINFO_EX_OPTIONS"), error, sizeof error - 1) < 0) {
+        size_t length = strlen(error);
+        error[length] = '\n';
+        fd_write_all(2, error, length + 1);
+    }
+}
+
+const struct options *environment_options(void)
+{
+    pthread_once(&parsed_once, parse_environment);
+    return &parsed;
+}

@@ -1,0 +1,11 @@
+/* environment.h: EXECINFO_EX_OPTIONS, parsed once for the whole library. */
+#ifndef EXECINFO_EX_ENVIRONMENT_H
+#define EXECINFO_EX_ENVIRONMENT_H
+
+#include "options.h"
+
+/* The defaults with EXECINFO_EX_OPTIONS applied (read with secure_getenv);
+ * a mistake in it is reported once, on stderr. Normal world. MT-Safe. */
+const struct options *environment_options(void);
+
+#endif

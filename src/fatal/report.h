@@ -1,0 +1,26 @@
+/* report.h: a crash report from collected facts, as text or JSON. */
+#ifndef EXECINFO_EX_REPORT_H
+#define EXECINFO_EX_REPORT_H
+
+#include "crash_facts.h"
+#include "../base/text_out.h"
+#include "../symbolize/index.h"
+
+struct report_settings {
+    int registers;   /* include the registers */
+    int modules;     /* include the modules of the trace, with build-ids */
+};
+
+/* Pure functions of FACTS and the index SNAPSHOT (may be NULL): they only
+ * write to OUT. Signal-safe. */
+void report_text(struct text_out *out, const struct crash_facts *facts,
+                 const struct index_snapshot *snapshot, const struct report_settings *settings);
+void report_json(struct text_out *out, const struct crash_facts *facts,
+                 const struct index_snapshot *snapshot, const struct report_settings *settings);
+
+/* The distinct modules of the trace, in order of first appearance.
+ * Returns how many (at most CAPACITY). Signal-safe. */
+int report_trace_modules(const struct crash_facts *facts, const struct index_snapshot *snapshot,
+                         const struct index_module **modules, int capacity);
+
+#endif

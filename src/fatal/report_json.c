@@ -1,0 +1,201 @@
+/* report_json.c: the crash report for crash reporters, one JSON object.
+ * World: signal-safe (text_out, lookups in the published index).
+ * Schema: docs/CRASH_REPORT.md. */
+#include "report.h"
+#include "signal_names.h"
+#include "../base/utc_time.h"
+#include "../symbolize/lookup.h"
+
+#define MODULES_MAX 32
+
+static void json_string(struct text_out *out, const char *text)
+{
+    static const char digits[] = "0123456789abcdef";
+    if (text == NULL) {
+        text_out_string(out, "null");
+        return;
+    }
+    text_out_char(out, '"');
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c == '"' || *c == '\\') {
+            text_out_char(out, '\\');
+            text_out_char(out, (char)*c);
+        } else if (*c < 0x20 || *c == 0x7f) {
+            char escape[6] = { '\\', 'u', '0', '0', digits[*c >> 4], digits[*c & 15] };
+            text_out_bytes(out, escape, sizeof escape);
+        } else {
+            text_out_char(out, (char)*c);
+        }
+    }
+    text_out_char(out, '"');
+}
+
+static void json_hex(struct text_out *out, uintptr_t value)
+{
+    text_out_string(out, "\"0x");
+    text_out_hex(out, value);
+    text_out_char(out, '"');
+}
+
+static void json_signed(struct text_out *out, int64_t value)
+{
+    if (value < 0) {
+        text_out_char(out, '-');
+        text_out_decimal(out, (uint64_t)-value);
+    } else {
+        text_out_decimal(out, (uint64_t)value);
+    }
+}
+
+static void json_key(struct text_out *out, const char *key, int first)
+{
+    if (!first)
+        text_out_char(out, ',');
+    json_string(out, key);
+    text_out_char(out, ':');
+}
+
+static void json_header(struct text_out *out, const struct crash_facts *facts)
+{
+    char time[32];
+    json_key(out, "format", 1);
+    json_string(out, "execinfo_ex crash report 1");
+    json_key(out, "signal", 0);
+    json_signed(out, facts->signo);
+    json_key(out, "signal_name", 0);
+    json_string(out, signal_name(facts->signo));
+    json_key(out, "code", 0);
+    json_signed(out, facts->code);
+    json_key(out, "code_name", 0);
+    json_string(out, signal_code_name(facts->signo, facts->code));
+    json_key(out, "fault_address", 0);
+    if (facts->sent)
+        text_out_string(out, "null");
+    else
+        json_hex(out, facts->fault_address);
+    json_key(out, "sender", 0);
+    if (facts->sent) {
+        text_out_string(out, "{\"pid\":");
+        json_signed(out, facts->sender_pid);
+        text_out_string(out, ",\"uid\":");
+        json_signed(out, facts->sender_uid);
+        text_out_char(out, '}');
+    } else {
+        text_out_string(out, "null");
+    }
+    json_key(out, "pid", 0);
+    json_signed(out, facts->pid);
+    json_key(out, "tid", 0);
+    json_signed(out, facts->tid);
+    json_key(out, "thread_name", 0);
+    json_string(out, facts->thread_name);
+    json_key(out, "program", 0);
+    json_string(out, facts->program);
+    utc_time_format(facts->time_seconds, facts->time_nanoseconds, time);
+    json_key(out, "time", 0);
+    json_string(out, time);
+    json_key(out, "time_unix", 0);
+    json_signed(out, facts->time_seconds);
+}
+
+static void json_frame(struct text_out *out, const struct index_snapshot *snapshot,
+                       uintptr_t address, int exact)
+{
+    struct frame_location location;
+    lookup_frame(snapshot, address, exact || address == 0 ? address : address - 1, &location);
+    json_key(out, "address", 1);
+    json_hex(out, address);
+    json_key(out, "module", 0);
+    json_string(out, location.module_path);
+    json_key(out, "function", 0);
+    json_string(out, location.function);
+    json_key(out, "offset", 0);
+    if (location.function != NULL)
+        json_hex(out, address - location.function_address);
+    else if (location.module_path != NULL)
+        json_hex(out, address - location.module_bias);
+    else
+        text_out_string(out, "null");
+    json_key(out, "file", 0);
+    json_string(out, location.file);
+    json_key(out, "line", 0);
+    if (location.line > 0)
+        text_out_decimal(out, location.line);
+    else
+        text_out_string(out, "null");
+}
+
+static void json_frames(struct text_out *out, const struct crash_facts *facts,
+                        const struct index_snapshot *snapshot)
+{
+    json_key(out, "frames", 0);
+    text_out_char(out, '[');
+    for (int i = 0; i < facts->frame_count; i++) {
+        text_out_string(out, i == 0 ? "{" : ",{");
+        json_frame(out, snapshot, (uintptr_t)facts->frames[i], i == 0);
+        text_out_char(out, '}');
+        text_out_end_line(out);
+    }
+    text_out_char(out, ']');
+}
+
+static void json_modules(struct text_out *out, const struct crash_facts *facts,
+                         const struct index_snapshot *snapshot)
+{
+    static const char digits[] = "0123456789abcdef";
+    const struct index_module *modules[MODULES_MAX];
+    int count = report_trace_modules(facts, snapshot, modules, MODULES_MAX);
+    json_key(out, "modules", 0);
+    text_out_char(out, '[');
+    for (int i = 0; i < count; i++) {
+        text_out_string(out, i == 0 ? "{" : ",{");
+        json_key(out, "path", 1);
+        json_string(out, modules[i]->path);
+        json_key(out, "start", 0);
+        json_hex(out, modules[i]->start);
+        json_key(out, "end", 0);
+        json_hex(out, modules[i]->end);
+        json_key(out, "load_bias", 0);
+        json_hex(out, modules[i]->bias);
+        json_key(out, "build_id", 0);
+        if (modules[i]->build_id_length == 0) {
+            text_out_string(out, "null");
+        } else {
+            text_out_char(out, '"');
+            for (unsigned b = 0; b < modules[i]->build_id_length; b++) {
+                text_out_char(out, digits[modules[i]->build_id[b] >> 4]);
+                text_out_char(out, digits[modules[i]->build_id[b] & 15]);
+            }
+            text_out_char(out, '"');
+        }
+        text_out_char(out, '}');
+        text_out_end_line(out);
+    }
+    text_out_char(out, ']');
+}
+
+static void json_registers(struct text_out *out, const struct crash_facts *facts)
+{
+    json_key(out, "registers", 0);
+    text_out_char(out, '{');
+    for (int i = 0; i < CRASH_REGISTERS; i++) {
+        json_key(out, crash_register_names[i], i == 0);
+        json_hex(out, facts->registers[i]);
+    }
+    text_out_char(out, '}');
+}
+
+void report_json(struct text_out *out, const struct crash_facts *facts,
+                 const struct index_snapshot *snapshot, const struct report_settings *settings)
+{
+    text_out_char(out, '{');
+    json_header(out, facts);
+    text_out_end_line(out);
+    json_frames(out, facts, snapshot);
+    if (settings->modules)
+        json_modules(out, facts, snapshot);
+    if (settings->registers && facts->have_registers)
+        json_registers(out, facts);
+    text_out_string(out, "}\n");
+    text_out_end_line(out);
+}

@@ -1,0 +1,158 @@
+/* report_text.c: the crash report for people.
+ * World: signal-safe (text_out, lookups in the published index). */
+#include "report.h"
+#include "signal_names.h"
+#include "../base/utc_time.h"
+#include "../symbolize/frame_format.h"
+#include "../symbolize/lookup.h"
+
+#define MODULES_MAX 32
+
+int report_trace_modules(const struct crash_facts *facts, const struct index_snapshot *snapshot,
+                         const struct index_module **modules, int capacity)
+{
+    int count = 0;
+    for (int i = 0; i < facts->frame_count; i++) {
+        const struct index_module *module = lookup_module(snapshot, (uintptr_t)facts->frames[i]);
+        int seen = module == NULL;
+        for (int j = 0; j < count && !seen; j++)
+            seen = modules[j] == module;
+        if (!seen && count < capacity)
+            modules[count++] = module;
+    }
+    return count;
+}
+
+static void put_hex(struct text_out *out, uintptr_t value)
+{
+    text_out_string(out, "0x");
+    text_out_hex(out, value);
+}
+
+static void put_name_or_number(struct text_out *out, const char *name)
+{
+    text_out_string(out, name != NULL ? name : "unknown");
+}
+
+static void text_header(struct text_out *out, const struct crash_facts *facts)
+{
+    char time[32];
+    text_out_string(out, "*** execinfo_ex: fatal signal ");
+    text_out_decimal(out, (uint64_t)facts->signo);
+    text_out_string(out, " (");
+    put_name_or_number(out, signal_name(facts->signo));
+    text_out_string(out, "), code ");
+    if (facts->code < 0) {
+        text_out_char(out, '-');
+        text_out_decimal(out, (uint64_t)-(int64_t)facts->code);
+    } else {
+        text_out_decimal(out, (uint64_t)facts->code);
+    }
+    text_out_string(out, " (");
+    put_name_or_number(out, signal_code_name(facts->signo, facts->code));
+    text_out_char(out, ')');
+    if (facts->sent) {
+        text_out_string(out, ", sent by pid ");
+        text_out_decimal(out, (uint64_t)facts->sender_pid);
+        text_out_string(out, " (uid ");
+        text_out_decimal(out, (uint64_t)facts->sender_uid);
+        text_out_char(out, ')');
+    } else {
+        text_out_string(out, ", fault address ");
+        put_hex(out, facts->fault_address);
+    }
+    text_out_string(out, "\n*** pid ");
+    text_out_decimal(out, (uint64_t)facts->pid);
+    text_out_string(out, ", thread ");
+    text_out_decimal(out, (uint64_t)facts->tid);
+    text_out_string(out, " \"");
+    text_out_string(out, facts->thread_name);
+    text_out_string(out, "\", program ");
+    text_out_string(out, facts->program);
+    utc_time_format(facts->time_seconds, facts->time_nanoseconds, time);
+    text_out_string(out, "\n*** time ");
+    text_out_string(out, time);
+    text_out_char(out, '\n');
+    text_out_end_line(out);
+}
+
+static void text_frames(struct text_out *out, const struct crash_facts *facts,
+                        const struct index_snapshot *snapshot)
+{
+    struct frame_location location;
+    text_out_string(out, "*** backtrace (");
+    text_out_decimal(out, (uint64_t)facts->frame_count);
+    text_out_string(out, " frames, the faulting instruction first):\n");
+    for (int i = 0; i < facts->frame_count; i++) {
+        uintptr_t address = (uintptr_t)facts->frames[i];
+        lookup_frame(snapshot, address, i == 0 || address == 0 ? address : address - 1, &location);
+        text_out_char(out, '#');
+        text_out_decimal(out, (uint64_t)i);
+        text_out_string(out, i < 10 ? "  " : " ");
+        frame_format(out, address, &location, FRAME_SHAPE_SYMBOLS);
+        frame_format_source(out, &location);
+        text_out_char(out, '\n');
+        text_out_end_line(out);
+    }
+}
+
+static void put_build_id(struct text_out *out, const struct index_module *module)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (unsigned i = 0; i < module->build_id_length; i++) {
+        text_out_char(out, digits[module->build_id[i] >> 4]);
+        text_out_char(out, digits[module->build_id[i] & 15]);
+    }
+}
+
+static void text_modules(struct text_out *out, const struct crash_facts *facts,
+                         const struct index_snapshot *snapshot)
+{
+    const struct index_module *modules[MODULES_MAX];
+    int count = report_trace_modules(facts, snapshot, modules, MODULES_MAX);
+    text_out_string(out, "*** modules of the trace:\n");
+    for (int i = 0; i < count; i++) {
+        text_out_string(out, "  ");
+        put_hex(out, modules[i]->start);
+        text_out_char(out, '-');
+        put_hex(out, modules[i]->end);
+        text_out_string(out, " bias ");
+        put_hex(out, modules[i]->bias);
+        text_out_char(out, ' ');
+        text_out_string(out, modules[i]->path);
+        if (modules[i]->build_id_length > 0) {
+            text_out_string(out, " build-id ");
+            put_build_id(out, modules[i]);
+        }
+        text_out_char(out, '\n');
+        text_out_end_line(out);
+    }
+}
+
+static void text_registers(struct text_out *out, const struct crash_facts *facts)
+{
+    text_out_string(out, "*** registers:\n");
+    for (int i = 0; i < CRASH_REGISTERS; i++) {
+        text_out_string(out, "  ");
+        text_out_string(out, crash_register_names[i]);
+        text_out_char(out, ' ');
+        put_hex(out, facts->registers[i]);
+        if (i % 4 == 3 || i == CRASH_REGISTERS - 1) {
+            text_out_char(out, '\n');
+            text_out_end_line(out);
+        }
+    }
+}
+
+void report_text(struct text_out *out, const struct crash_facts *facts,
+                 const struct index_snapshot *snapshot, const struct report_settings *settings)
+{
+    text_header(out, facts);
+    text_frames(out, facts, snapshot);
+    if (settings->modules)
+        text_modules(out, facts, snapshot);
+    if (settings->registers && facts->have_registers)
+        text_registers(out, facts);
+    text_out_string(out, "*** end of report\n");
+    text_out_end_line(out);
+}
