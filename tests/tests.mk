@@ -38,7 +38,8 @@ test: test-checks test-unit test-integration test-stress
 
 test-unit: $(API_TESTS) $(INTERNAL_TESTS)
 	@set -e; for t in $^; do echo "== $$t"; \
-	  FIXTURE_LIB=$(CURDIR)/$(BUILD)/tests/fixture_lib.so $$t $(CRITERION_RUN); done
+	  FIXTURE_LIB=$(CURDIR)/$(BUILD)/tests/fixture_lib.so \
+	  EXECINFO_EX_LIBRARY=$(CURDIR)/$(SHARED) $$t $(CRITERION_RUN); done
 
 test-stress: $(STRESS_TESTS)
 	@set -e; for t in $^; do echo "== $$t"; \

@@ -9,6 +9,7 @@
 #include "rule_cache.h"
 #include "../base/maps_reader.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -38,6 +39,7 @@ static void begin_common(struct stack_walk *walk)
     walk->mapping_lookups = 0;
     walk->initial_sp = sp;
     walk->crossed_sp = 0;
+    walk->steps = 0;
     /* The mapping we stand in is there; the other one may be gone (a freed
      * alternate stack): it is checked before its first use. */
     if (range_holds(&thread_ranges[here], sp, 1)) {
@@ -260,7 +262,24 @@ static int step_with_frame(struct stack_walk *walk, uintptr_t lookup_pc,
     return 1;
 }
 
-int stack_walk_step(struct stack_walk *walk)
+/* A call through a bad pointer faults at an address with no code: the
+ * return address the call pushed is still on top of the stack. */
+static int step_out_of_a_bad_call(struct stack_walk *walk)
+{
+    struct dl_find_object object;
+    uintptr_t sp = walk->registers[CFI_RSP], pc;
+    if (!(walk->known & (1u << CFI_RSP)) ||
+        _dl_find_object((void *)walk->registers[PC], &object) == 0 ||
+        stack_walk_read(walk, sp, &pc) < 0 || pc == 0)
+        return 0;
+    walk->registers[PC] = pc;
+    walk->registers[CFI_RSP] = sp + sizeof(uintptr_t);
+    walk->known &= 1u << PC | 1u << CFI_RSP | 1u << CFI_RBP;
+    walk->pc_is_exact = 0;
+    return 1;
+}
+
+static int step_once(struct stack_walk *walk)
 {
     struct simple_rule rule;
     struct cfi_frame frame;
@@ -273,6 +292,13 @@ int stack_walk_step(struct stack_walk *walk)
         return step_with_rule(walk, &rule);
     unsigned generation = rule_cache_generation();
     if (cfi_find_frame(lookup_pc, &frame) < 0)
-        return 0;
+        return walk->steps == 0 && walk->pc_is_exact ? step_out_of_a_bad_call(walk) : 0;
     return step_with_frame(walk, lookup_pc, &frame, generation);
+}
+
+int stack_walk_step(struct stack_walk *walk)
+{
+    int stepped = step_once(walk);
+    walk->steps += stepped;
+    return stepped;
 }

@@ -21,6 +21,7 @@ struct stack_walk {
     int mapping_lookups;
     uintptr_t initial_sp;  /* the stack the walk started on */
     uintptr_t crossed_sp;  /* the stack a signal frame led to, or 0 */
+    int steps;             /* taken so far */
 };
 
 /* Start from registers taken at one instruction (pc exact). */

@@ -1,0 +1,530 @@
+/* The fatal-signal handler, crashing for real in child processes: how each
+ * died, and what it wrote. */
+#define _GNU_SOURCE
+#include <execinfo_ex.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <time.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "support.h"
+
+struct child_result {
+    int status;
+    char output[1 << 16];
+};
+
+/* Run BODY in a child whose stderr is a pipe; wait for it. */
+static void run_child(void (*body)(void *), void *context, struct child_result *result)
+{
+    int pipe_fds[2];
+    cr_assert_eq(pipe(pipe_fds), 0);
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        close(pipe_fds[0]);
+        dup2(pipe_fds[1], 2);
+        body(context);
+        _exit(0);
+    }
+    close(pipe_fds[1]);
+    read_all(pipe_fds[0], result->output, sizeof result->output);
+    close(pipe_fds[0]);
+    cr_assert_eq(waitpid(child, &result->status, 0), child);
+}
+
+static void assert_died_by(const struct child_result *result, int signo)
+{
+    cr_assert(WIFSIGNALED(result->status) && WTERMSIG(result->status) == signo,
+              "status 0x%x, want death by %d; output:\n%s", result->status, signo, result->output);
+}
+
+static int count_of(const char *text, const char *needle)
+{
+    int count = 0;
+    for (const char *at = strstr(text, needle); at != NULL; at = strstr(at + 1, needle))
+        count++;
+    return count;
+}
+
+static void install_or_exit(const char *options)
+{
+    if (backtrace_install_fatal_handler(options) != 0)
+        _exit(99);
+}
+
+/* ---- real faults of every kind ---- */
+
+__attribute__((noinline)) static void write_to_null(void)
+{
+    *(volatile int *)16 = 1;
+}
+
+static void crash_null_write(void *context)
+{
+    install_or_exit(context);
+    write_to_null();
+}
+
+Test(fatal, null_write_reports_and_dies_by_sigsegv, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_null_write, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    const char *out = result.output;
+    cr_assert(strstr(out, "fatal signal 11 (SIGSEGV), code 1 (SEGV_MAPERR), fault address 0x10"), "%s", out);
+    cr_assert(strstr(out, "#0  ") && strstr(out, "(write_to_null+"), "%s", out);
+    cr_assert(strstr(out, "test_fatal.c:"), "no file:line\n%s", out);
+    cr_assert(strstr(out, " build-id "), "%s", out);
+    cr_assert(strstr(out, "*** end of report"), "%s", out);
+    cr_assert_eq(count_of(out, "*** execinfo_ex: fatal signal"), 1);
+}
+
+__attribute__((noinline)) static void jump_to_one(void)
+{
+    void (*function)(void) = (void (*)(void))1;
+    function();
+}
+
+static void crash_jump(void *context) { install_or_exit(context); jump_to_one(); }
+
+Test(fatal, jump_to_address_one, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_jump, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    cr_assert(strstr(result.output, "fault address 0x1"), "%s", result.output);
+    cr_assert(strstr(result.output, "#0  [0x1]"), "%s", result.output);
+    /* The walk still reaches the caller through the return address. */
+    cr_assert(strstr(result.output, "(jump_to_one+0x"), "%s", result.output);
+}
+
+static volatile int divisor;
+__attribute__((noinline)) static int divide(int x) { return x / divisor; }
+static void crash_divide(void *context) { install_or_exit(context); _exit(divide(7)); }
+
+Test(fatal, integer_divide_by_zero, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_divide, NULL, &result);
+    assert_died_by(&result, SIGFPE);
+    cr_assert(strstr(result.output, "(SIGFPE), code 1 (FPE_INTDIV)"), "%s", result.output);
+    cr_assert(strstr(result.output, "(divide+0x"), "%s", result.output);
+}
+
+static void crash_abort(void *context) { install_or_exit(context); abort(); }
+
+Test(fatal, abort_reports_sigabrt_sent_by_itself, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_abort, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    cr_assert(strstr(result.output, "(SIGABRT), code -6 (SI_TKILL), sent by pid "), "%s", result.output);
+    cr_assert(strstr(result.output, "(abort+0x"), "%s", result.output);
+}
+
+static void crash_trap(void *context) { install_or_exit(context); __builtin_trap(); }
+
+Test(fatal, builtin_trap_is_sigill, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_trap, NULL, &result);
+    assert_died_by(&result, SIGILL);
+    cr_assert(strstr(result.output, "(SIGILL), code 2 (ILL_ILLOPN)"), "%s", result.output);
+}
+
+static void crash_bus(void *context)
+{
+    install_or_exit(context);
+    char path[] = "/tmp/execinfo_ex_bus_XXXXXX";
+    int fd = mkstemp(path);
+    ftruncate(fd, 4096);
+    volatile char *map = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
+    unlink(path);
+    ftruncate(fd, 0); /* the mapping outlives the file's bytes */
+    _exit(map[100]);
+}
+
+Test(fatal, sigbus_from_a_truncated_mapping, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_bus, NULL, &result);
+    assert_died_by(&result, SIGBUS);
+    cr_assert(strstr(result.output, "(SIGBUS), code 2 (BUS_ADRERR)"), "%s", result.output);
+}
+
+/* ---- sent signals ---- */
+
+static void wait_to_be_killed(void *context)
+{
+    install_or_exit(context);
+    write(2, "ready\n", 6);
+    for (;;)
+        pause();
+}
+
+Test(fatal, signal_sent_by_kill_names_the_sender_and_is_reraised, .timeout = 30)
+{
+    int pipe_fds[2];
+    cr_assert_eq(pipe(pipe_fds), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        dup2(pipe_fds[1], 2);
+        close(pipe_fds[0]);
+        wait_to_be_killed(NULL);
+    }
+    close(pipe_fds[1]);
+    char ready[8];
+    cr_assert_eq(read(pipe_fds[0], ready, 6), 6);
+    kill(child, SIGSEGV);
+    static char output[1 << 16];
+    read_all(pipe_fds[0], output, sizeof output);
+    int status;
+    waitpid(child, &status, 0);
+    cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "status 0x%x", status);
+    char expected[64];
+    snprintf(expected, sizeof expected, "code 0 (SI_USER), sent by pid %d", (int)getpid());
+    cr_assert(strstr(output, expected), "%s", output);
+}
+
+/* ---- chaining ---- */
+
+static void previous_siginfo_handler(int signo, siginfo_t *info, void *ucontext)
+{
+    (void)info;
+    (void)ucontext;
+    _exit(40 + signo % 10);
+}
+
+static void previous_plain_handler(int signo)
+{
+    _exit(50 + signo % 10);
+}
+
+static void crash_with_previous(void *context)
+{
+    struct sigaction previous;
+    memset(&previous, 0, sizeof previous);
+    if (context != NULL) {
+        previous.sa_sigaction = previous_siginfo_handler;
+        previous.sa_flags = SA_SIGINFO;
+    } else {
+        previous.sa_handler = previous_plain_handler;
+    }
+    sigaction(SIGSEGV, &previous, NULL);
+    install_or_exit(NULL);
+    write_to_null();
+}
+
+Test(fatal, chains_to_a_previous_siginfo_handler, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_with_previous, (void *)1, &result);
+    cr_assert(WIFEXITED(result.status) && WEXITSTATUS(result.status) == 41,
+              "status 0x%x\n%s", result.status, result.output);
+    cr_assert(strstr(result.output, "*** end of report"), "%s", result.output);
+}
+
+Test(fatal, chains_to_a_previous_plain_handler, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_with_previous, NULL, &result);
+    cr_assert(WIFEXITED(result.status) && WEXITSTATUS(result.status) == 51,
+              "status 0x%x\n%s", result.status, result.output);
+    cr_assert(strstr(result.output, "(SIGSEGV)"), "%s", result.output);
+}
+
+static void install_then_uninstall(void *context)
+{
+    (void)context;
+    signal(SIGSEGV, previous_plain_handler);
+    install_or_exit(NULL);
+    backtrace_uninstall_fatal_handler();
+    write_to_null();
+}
+
+Test(fatal, uninstall_gives_back_the_previous_action, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(install_then_uninstall, NULL, &result);
+    cr_assert(WIFEXITED(result.status) && WEXITSTATUS(result.status) == 51);
+    cr_assert_eq(strstr(result.output, "fatal signal"), NULL, "%s", result.output);
+}
+
+/* signal() reinstalling our handler without SA_SIGINFO must not crash it. */
+static void reinstall_without_siginfo(void *context)
+{
+    (void)context;
+    install_or_exit(NULL);
+    struct sigaction ours, plain;
+    sigaction(SIGSEGV, NULL, &ours);
+    /* What signal() does to a saved SA_SIGINFO handler: the same code, as
+     * a one-argument handler. */
+    memset(&plain, 0, sizeof plain);
+    memcpy(&plain.sa_handler, &ours.sa_sigaction, sizeof plain.sa_handler);
+    sigaction(SIGSEGV, &plain, NULL);
+    write_to_null();
+}
+
+Test(fatal, survives_being_reinstalled_without_siginfo, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(reinstall_without_siginfo, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    cr_assert(strstr(result.output, "(SIGSEGV)"), "%s", result.output);
+}
+
+/* ---- options and destinations ---- */
+
+Test(fatal, bad_options_are_einval_with_one_line)
+{
+    static struct child_result result;
+    errno = 0;
+    cr_assert_eq(backtrace_install_fatal_handler("format=xml"), -1);
+    cr_assert_eq(errno, EINVAL);
+    cr_assert_eq(backtrace_install_fatal_handler("nonsense"), -1);
+    (void)result;
+}
+
+static void crash_to_file(void *context)
+{
+    install_or_exit(context);
+    write_to_null();
+}
+
+Test(fatal, report_file_is_created_0600_and_never_clobbered, .timeout = 30)
+{
+    static struct child_result result;
+    char path[64], options[128];
+    snprintf(path, sizeof path, "/tmp/execinfo_ex_report_%d", (int)getpid());
+    unlink(path);
+    snprintf(options, sizeof options, "report=%s", path);
+    run_child(crash_to_file, options, &result);
+    assert_died_by(&result, SIGSEGV);
+    struct stat info;
+    cr_assert_eq(stat(path, &info), 0);
+    cr_assert_eq(info.st_mode & 0777, 0600);
+    cr_assert_gt(info.st_size, 100);
+    cr_assert_eq(strstr(result.output, "fatal signal"), NULL, "the report went to the file");
+    /* An existing file is kept; the report goes to stderr instead. */
+    run_child(crash_to_file, options, &result);
+    cr_assert(strstr(result.output, "fatal signal"), "%s", result.output);
+    struct stat again;
+    stat(path, &again);
+    cr_assert_eq(again.st_size, info.st_size);
+    unlink(path);
+}
+
+Test(fatal, report_path_that_is_a_symlink_is_not_followed, .timeout = 30)
+{
+    static struct child_result result;
+    char path[64], target[64], options[128];
+    snprintf(path, sizeof path, "/tmp/execinfo_ex_link_%d", (int)getpid());
+    snprintf(target, sizeof target, "/tmp/execinfo_ex_target_%d", (int)getpid());
+    unlink(path);
+    unlink(target);
+    cr_assert_eq(symlink(target, path), 0);
+    snprintf(options, sizeof options, "report=%s:overwrite=1", path);
+    run_child(crash_to_file, options, &result);
+    assert_died_by(&result, SIGSEGV);
+    cr_assert_neq(access(target, F_OK), 0, "the symlink was followed");
+    cr_assert(strstr(result.output, "fatal signal"), "%s", result.output);
+    unlink(path);
+}
+
+static void crash_json(void *context)
+{
+    (void)context;
+    install_or_exit("format=json:registers=1");
+    write_to_null();
+}
+
+Test(fatal, json_report_is_valid_json, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_json, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/execinfo_ex_json_%d", (int)getpid());
+    FILE *file = fopen(path, "w");
+    fputs(result.output, file);
+    fclose(file);
+    char command[512];
+    snprintf(command, sizeof command,
+             "python3 -c 'import json,sys; r=json.load(open(\"%s\")); "
+             "assert r[\"signal_name\"]==\"SIGSEGV\" and r[\"frames\"][0][\"function\"]==\"write_to_null\" "
+             "and \"rip\" in r[\"registers\"] and r[\"modules\"][0][\"build_id\"]' ", path);
+    int status = system(command);
+    unlink(path);
+    cr_assert_eq(status, 0, "not valid JSON or wrong content:\n%s", result.output);
+}
+
+/* ---- many threads, stack overflow, malloc trapped ---- */
+
+static atomic_int go;
+
+static void *crash_when_told(void *unused)
+{
+    (void)unused;
+    while (!atomic_load(&go)) {
+    }
+    write_to_null();
+    return NULL;
+}
+
+static void *idle(void *unused)
+{
+    (void)unused;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void many_threads_crash(void *context)
+{
+    (void)context;
+    install_or_exit(NULL);
+    pthread_t thread;
+    for (int i = 0; i < 32; i++)
+        pthread_create(&thread, NULL, idle, NULL);
+    for (int i = 0; i < 8; i++)
+        pthread_create(&thread, NULL, crash_when_told, NULL);
+    atomic_store(&go, 1);
+    for (;;)
+        pause();
+}
+
+Test(fatal, eight_threads_crashing_at_once_give_one_report, .timeout = 120)
+{
+    static struct child_result result;
+    for (int round = 0; round < 20; round++) {
+        run_child(many_threads_crash, NULL, &result);
+        assert_died_by(&result, SIGSEGV);
+        cr_assert_eq(count_of(result.output, "*** execinfo_ex: fatal signal"), 1,
+                     "round %d:\n%s", round, result.output);
+        cr_assert(strstr(result.output, "*** end of report"), "round %d", round);
+    }
+}
+
+static volatile int keep_going = 1;
+
+__attribute__((noinline)) static int recurse_forever(int depth)
+{
+    volatile char pad[256];
+    pad[0] = (char)depth;
+    return keep_going ? recurse_forever(depth + 1) + pad[0] : 0;
+}
+
+static void overflow_main_stack(void *context)
+{
+    (void)context;
+    install_or_exit("frames=16");
+    recurse_forever(0);
+}
+
+Test(fatal, stack_overflow_in_the_main_thread_is_reported, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(overflow_main_stack, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    cr_assert(strstr(result.output, "(recurse_forever+0x"), "%s", result.output);
+    cr_assert(strstr(result.output, "*** end of report"), "%s", result.output);
+}
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+static atomic_int malloc_trapped;
+
+static void trap(void)
+{
+    if (atomic_load(&malloc_trapped)) {
+        write(2, "TRAP: allocation in the handler\n", 32);
+        _exit(77);
+    }
+}
+
+void *malloc(size_t size) { trap(); return __libc_malloc(size); }
+void *calloc(size_t n, size_t size) { trap(); return __libc_calloc(n, size); }
+void *realloc(void *p, size_t size) { trap(); return __libc_realloc(p, size); }
+void free(void *p) { if (p) trap(); __libc_free(p); }
+
+static void crash_with_malloc_trapped(void *context)
+{
+    (void)context;
+    install_or_exit("registers=1");
+    atomic_store(&malloc_trapped, 1);
+    write_to_null();
+}
+
+Test(fatal, the_handler_never_allocates, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_with_malloc_trapped, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    cr_assert_eq(strstr(result.output, "TRAP"), NULL, "%s", result.output);
+    cr_assert(strstr(result.output, "*** registers:"), "%s", result.output);
+}
+
+/* ---- the loader lock, and a program we did not write ---- */
+
+static void *dlopen_forever(void *unused)
+{
+    (void)unused;
+    for (;;) {
+        void *library = dlopen(getenv("FIXTURE_LIB"), RTLD_NOW);
+        if (library != NULL)
+            dlclose(library);
+    }
+    return NULL;
+}
+
+static void crash_while_dlopen_runs(void *context)
+{
+    (void)context;
+    install_or_exit(NULL);
+    pthread_t thread;
+    pthread_create(&thread, NULL, dlopen_forever, NULL);
+    struct timespec pause = { 0, 2 * 1000 * 1000 };
+    nanosleep(&pause, NULL);
+    write_to_null();
+}
+
+Test(fatal, crash_while_another_thread_is_in_the_loader, .timeout = 120)
+{
+    static struct child_result result;
+    cr_assert_not_null(getenv("FIXTURE_LIB"));
+    for (int round = 0; round < 30; round++) {
+        run_child(crash_while_dlopen_runs, NULL, &result);
+        assert_died_by(&result, SIGSEGV);
+        cr_assert(strstr(result.output, "*** end of report"), "round %d:\n%s", round, result.output);
+    }
+}
+
+Test(fatal, preloaded_into_python_reports_its_crash, .timeout = 60)
+{
+    char command[1024];
+    const char *library = getenv("EXECINFO_EX_LIBRARY");
+    cr_assert_not_null(library, "EXECINFO_EX_LIBRARY not set");
+    snprintf(command, sizeof command,
+             "LD_PRELOAD=%s EXECINFO_EX_OPTIONS=handler=1 python3 -c "
+             "'import ctypes; ctypes.string_at(16)' 2>&1", library);
+    FILE *pipe = popen(command, "r");
+    cr_assert_not_null(pipe);
+    static char output[1 << 16];
+    size_t length = fread(output, 1, sizeof output - 1, pipe);
+    output[length] = '\0';
+    int status = pclose(pipe);
+    /* The shell reports the child's death by signal as 128 + 11. */
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGSEGV,
+              "status 0x%x\n%s", status, output);
+    cr_assert(strstr(output, "fatal signal 11 (SIGSEGV), code 1 (SEGV_MAPERR), fault address 0x10"),
+              "%s", output);
+    cr_assert(strstr(output, "python3"), "%s", output);
+}
