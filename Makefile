@@ -64,7 +64,7 @@ SHARED      := $(BUILD)/libexecinfo_ex.so.$(VERSION)
 STATIC      := $(BUILD)/libexecinfo_ex.a
 
 .PHONY: all demo test test-unit test-checks test-integration test-stress bench install uninstall clean
-all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC)
+all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/bin/execinfo_ex_run
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -85,6 +85,12 @@ $(STATIC): $(OBJECTS)
 # Written at install time, so that it names the PREFIX of that install.
 PC_SUBSTITUTE := sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|'
+
+# ---- tools ---------------------------------------------------------------------
+$(BUILD)/bin/execinfo_ex_run: tools/execinfo_ex_run.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra \
+		-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' $< -o $@
 
 # ---- examples and demo ------------------------------------------------------
 EXAMPLE_CFLAGS := -std=gnu11 -O0 -g -Wall -Iinclude
@@ -109,10 +115,16 @@ include bench/bench.mk
 
 # ---- install ------------------------------------------------------------------
 MAN3 := $(wildcard man/man3/*.3)
+MAN1 := $(wildcard man/man1/*.1)
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
-		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DOCDIR)/examples
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(DOCDIR)/examples
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra \
+		-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' tools/execinfo_ex_run.c \
+		-o $(DESTDIR)$(BINDIR)/execinfo_ex_run
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 include/execinfo_ex.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
 	ln -sf libexecinfo_ex.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -129,6 +141,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libexecinfo_ex.so* $(DESTDIR)$(LIBDIR)/libexecinfo_ex.a \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc
 	rm -f $(patsubst man/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(MAN3))
+	rm -f $(patsubst man/man1/%,$(DESTDIR)$(MANDIR)/man1/%,$(MAN1)) $(DESTDIR)$(BINDIR)/execinfo_ex_run
 	rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:

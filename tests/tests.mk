@@ -11,12 +11,16 @@ TEST_LIBS   := -lcriterion -lunwind -ldl -lpthread
 API_TESTS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/internal_*.c))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
-TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so
+TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static
 CRITERION_RUN  := --jobs 2 --timeout 60
 
 $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fPIC -shared $< -o $@
+
+$(BUILD)/tests/crash_static: tests/fixtures/crash_static.c all
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -Iinclude $< -o $@ -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
 
 # -rdynamic: so that glibc's backtrace_symbols can name the same frames,
 # for the line-for-line comparison; the integration tests build without it.
@@ -39,7 +43,8 @@ test: test-checks test-unit test-integration test-stress
 test-unit: $(API_TESTS) $(INTERNAL_TESTS)
 	@set -e; for t in $^; do echo "== $$t"; \
 	  FIXTURE_LIB=$(CURDIR)/$(BUILD)/tests/fixture_lib.so \
-	  EXECINFO_EX_LIBRARY=$(CURDIR)/$(SHARED) $$t $(CRITERION_RUN); done
+	  EXECINFO_EX_LIBRARY=$(CURDIR)/$(SHARED) EXECINFO_EX_TESTS=$(CURDIR)/$(BUILD)/tests \
+	  EXECINFO_EX_RUN=$(CURDIR)/$(BUILD)/bin/execinfo_ex_run $$t $(CRITERION_RUN); done
 
 test-stress: $(STRESS_TESTS)
 	@set -e; for t in $^; do echo "== $$t"; \

@@ -158,6 +158,9 @@ static void load_options(void)
         return;
     options_ready = 1;
     active_options = *environment_options();
+    /* Here, not in the constructor: another constructor (the fatal
+     * handler's) may build the index first. */
+    elf_version(EV_CURRENT);
 }
 
 static int rebuild_locked(void)
@@ -232,7 +235,6 @@ const char index_builder_anchor = 0;
 __attribute__((constructor))
 static void index_at_load(void)
 {
-    elf_version(EV_CURRENT);
     /* The main thread's first backtrace then reads no /proc/self/maps. */
     stack_walk_remember_this_stack();
     index_refresh(1);

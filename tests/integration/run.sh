@@ -140,7 +140,8 @@ expect_grep() {
 # The files a user relies on, relative to the prefix.
 INSTALLED_FILES="include/execinfo_ex.h lib/libexecinfo_ex.so lib/libexecinfo_ex.so.0
 lib/libexecinfo_ex.a lib/pkgconfig/execinfo_ex.pc share/man/man3/backtrace.3
-share/doc/execinfo_ex/examples/print_trace.c"
+share/man/man3/backtrace_install_fatal_handler.3 share/man/man1/execinfo_ex_run.1
+bin/execinfo_ex_run share/doc/execinfo_ex/examples/print_trace.c"
 
 # expect_installed LABEL DIR: every INSTALLED_FILES entry exists under DIR.
 expect_installed() {
@@ -403,5 +404,17 @@ expect_grep "with_libunwind: backtrace + backtrace_symbols name the static unwin
     "$tmp/out/with_libunwind.out" '^([^ ]*/)?with_libunwind\(unwind_static_leaf\+0x[0-9a-f]+\) \[0x[0-9a-f]+\]$'
 
 # ---- summary ------------------------------------------------------------------------
+# ---- the installed crash wrapper ------------------------------------------------
+# It preloads the installed library (its path is compiled in) and keeps the
+# program's death: a shell that kills itself with SIGSEGV.
+tool_status=0
+tool_output=$(timeout 20 "$prefix/bin/execinfo_ex_run" sh -c 'kill -SEGV $$' 2>&1) || tool_status=$?
+if [ "$tool_status" -eq 139 ] && printf '%s' "$tool_output" | grep -q 'fatal signal 11 (SIGSEGV), code 0 (SI_USER)'; then
+    ok "installed execinfo_ex_run: report, and the program's own death (status 139)"
+else
+    not_ok "installed execinfo_ex_run: report, and the program's own death (status 139)" \
+        "status $tool_status" "$(printf '%s' "$tool_output" | head -n 5)"
+fi
+
 echo "integration: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

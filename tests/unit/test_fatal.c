@@ -528,3 +528,57 @@ Test(fatal, preloaded_into_python_reports_its_crash, .timeout = 60)
               "%s", output);
     cr_assert(strstr(output, "python3"), "%s", output);
 }
+
+/* The handler installed from the environment names static functions: the
+ * index must be complete whichever constructor runs first. */
+static void run_captured(const char *command, char *output, size_t capacity, int *status)
+{
+    FILE *pipe = popen(command, "r");
+    cr_assert_not_null(pipe);
+    size_t length = fread(output, 1, capacity - 1, pipe);
+    output[length] = '\0';
+    *status = pclose(pipe);
+}
+
+Test(fatal, handler_from_the_environment_names_static_functions, .timeout = 30)
+{
+    char command[1024];
+    static char output[1 << 16];
+    int status;
+    snprintf(command, sizeof command, "EXECINFO_EX_OPTIONS=handler=1 %s/crash_static 2>&1",
+             getenv("EXECINFO_EX_TESTS"));
+    run_captured(command, output, sizeof output, &status);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGSEGV, "status 0x%x", status);
+    cr_assert(strstr(output, "(crash_in_static_function+"), "%s", output);
+    cr_assert(strstr(output, "crash_static.c:7"), "%s", output);
+}
+
+Test(fatal, run_tool_reports_and_keeps_the_status, .timeout = 30)
+{
+    char command[1024], path[64];
+    static char output[1 << 16];
+    int status;
+    const char *run = getenv("EXECINFO_EX_RUN");
+    cr_assert_not_null(run);
+    snprintf(path, sizeof path, "/tmp/execinfo_ex_run_%d.json", (int)getpid());
+    unlink(path);
+    snprintf(command, sizeof command, "%s --json -o %s %s/crash_static 2>&1; echo status=$?", run,
+             path, getenv("EXECINFO_EX_TESTS"));
+    run_captured(command, output, sizeof output, &status);
+    cr_assert(strstr(output, "status=139"), "%s", output);
+    snprintf(command, sizeof command,
+             "python3 -c 'import json; r=json.load(open(\"%s\")); "
+             "assert r[\"frames\"][0][\"function\"]==\"crash_in_static_function\"'", path);
+    cr_assert_eq(system(command), 0);
+    unlink(path);
+    snprintf(command, sizeof command, "%s --help; echo status=$?; %s 2>&1; echo status=$?; "
+             "%s /nonexistent/program 2>&1; echo status=$?; %s sh -c \"exit 7\"; echo status=$?",
+             run, run, run, run);
+    run_captured(command, output, sizeof output, &status);
+    cr_assert(strstr(output, "Usage: execinfo_ex_run"), "%s", output);
+    const char *first = strstr(output, "status=");
+    cr_assert(first && strncmp(first, "status=0", 8) == 0, "%s", output);
+    cr_assert(strstr(output, "no program given") && strstr(output, "status=2"), "%s", output);
+    cr_assert(strstr(output, "cannot run /nonexistent/program") && strstr(output, "status=127"), "%s", output);
+    cr_assert(strstr(output, "status=7"), "%s", output);
+}
