@@ -44,6 +44,7 @@ SIGNAL_SAFE_SOURCES := \
 NORMAL_SOURCES := \
 	src/base/environment.c \
 	src/fatal/install.c \
+	src/fatal/alternate_stack.c \
 	src/base/array_grow.c \
 	src/base/options.c \
 	src/symbolize/module_list.c \
@@ -70,17 +71,25 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
-$(SHARED): $(OBJECTS) src/exports.map
+# The shared library alone interposes pthread_create (src/fatal/thread_start.c).
+SHARED_ONLY_OBJECTS := $(BUILD)/obj/src/fatal/thread_start.o
+STATIC_ONLY_OBJECTS := $(BUILD)/obj/src/fatal/thread_start_static.o
+
+$(BUILD)/obj/src/fatal/thread_start_static.o: src/fatal/thread_start_static.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
+
+$(SHARED): $(OBJECTS) $(SHARED_ONLY_OBJECTS) src/exports.map
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script,src/exports.map \
-		-Wl,-z,now -Wl,--no-undefined -o $@ $(OBJECTS) $(DEP_LIBS)
+		-Wl,-z,now -Wl,--no-undefined -o $@ $(OBJECTS) $(SHARED_ONLY_OBJECTS) $(DEP_LIBS) -ldl
 
 $(BUILD)/libexecinfo_ex.so: $(SHARED)
 	ln -sf libexecinfo_ex.so.$(VERSION) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $@
 
-$(STATIC): $(OBJECTS)
+$(STATIC): $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 	rm -f $@
-	ar rcs $@ $(OBJECTS)
+	ar rcs $@ $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 
 # Written at install time, so that it names the PREFIX of that install.
 PC_SUBSTITUTE := sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \

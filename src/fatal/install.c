@@ -2,11 +2,13 @@
  * World: normal (options parsing, mmap, a mutex, the index build).
  *
  * Installing builds the symbol index first, so that the handler only
- * reads; gives the calling thread an alternate signal stack if it has
- * none, so that a stack overflow still gets its report; and remembers
- * every previous action, for chaining and for uninstalling. */
+ * reads; gives the calling thread, and every thread created from then on,
+ * an alternate signal stack if it has none, so that a stack overflow
+ * still gets its report; and remembers every previous action, for
+ * chaining and for uninstalling. */
 #define _GNU_SOURCE
 #include "execinfo_ex.h"
+#include "alternate_stack.h"
 #include "handler.h"
 #include "../base/environment.h"
 #include "../base/fd_write.h"
@@ -16,33 +18,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
-/* Enough for the report (about 5 KiB) on top of the kernel's frame, with
- * room to spare for handlers we chain to. */
-#define ALTERNATE_STACK_MINIMUM (64 * 1024)
-
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void give_thread_an_alternate_stack(void)
-{
-    stack_t current;
-    if (sigaltstack(NULL, &current) == 0 && !(current.ss_flags & SS_DISABLE))
-        return; /* the program's own alternate stack is respected */
-    long page = sysconf(_SC_PAGESIZE), minimum = sysconf(_SC_MINSIGSTKSZ);
-    size_t size = ALTERNATE_STACK_MINIMUM;
-    if (minimum > 0 && (size_t)minimum * 4 > size)
-        size = (size_t)minimum * 4;
-    char *memory = mmap(NULL, size + (size_t)page, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (memory == MAP_FAILED)
-        return;
-    mprotect(memory, (size_t)page, PROT_NONE); /* an overflow faults, not corrupts */
-    stack_t stack = { .ss_sp = memory + page, .ss_size = size, .ss_flags = 0 };
-    if (sigaltstack(&stack, NULL) != 0)
-        munmap(memory, size + (size_t)page);
-}
 
 static int is_ours(const struct sigaction *action)
 {
@@ -93,7 +71,8 @@ int backtrace_install_fatal_handler(const char *options)
     pthread_mutex_lock(&install_lock);
     backtrace_refresh_index();
     stack_walk_remember_this_stack();
-    give_thread_an_alternate_stack();
+    alternate_stack_give_this_thread();
+    alternate_stack_for_new_threads(1);
     handler_config.options = parsed;
     install_signals(parsed.signals);
     pthread_mutex_unlock(&install_lock);
@@ -114,6 +93,7 @@ void backtrace_uninstall_fatal_handler(void)
         memset(&handler_config.previous[signo], 0, sizeof handler_config.previous[signo]);
     }
     handler_config.installed = 0;
+    alternate_stack_for_new_threads(0);
     pthread_mutex_unlock(&install_lock);
 }
 

@@ -20,8 +20,18 @@ else
     rm -f /tmp/execinfo_ex_expected.$$
     failed=$((failed + 1))
 fi
+# libc functions the library interposes: documented in docs/DECISIONS.md
+# instead of the header.
+interposed="pthread_create"
 for symbol in $expected; do
-    if ! grep -q "[ *]$symbol(" "$root/include/execinfo_ex.h"; then
+    if printf '%s\n' $interposed | grep -qx "$symbol"; then
+        if grep -qw "$symbol" "$root/docs/DECISIONS.md"; then
+            passed=$((passed + 1))
+        else
+            echo "not ok - $symbol is interposed but not explained in docs/DECISIONS.md"
+            failed=$((failed + 1))
+        fi
+    elif ! grep -q "[ *]$symbol(" "$root/include/execinfo_ex.h"; then
         echo "not ok - $symbol is exported but not declared in include/execinfo_ex.h"
         failed=$((failed + 1))
     elif ! grep -rqw "$symbol" "$root/man/man3"; then

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -581,4 +582,59 @@ Test(fatal, run_tool_reports_and_keeps_the_status, .timeout = 30)
     cr_assert(strstr(output, "no program given") && strstr(output, "status=2"), "%s", output);
     cr_assert(strstr(output, "cannot run /nonexistent/program") && strstr(output, "status=127"), "%s", output);
     cr_assert(strstr(output, "status=7"), "%s", output);
+}
+
+/* ---- threads created after install ---- */
+
+static void *overflow_in_thread(void *unused)
+{
+    (void)unused;
+    recurse_forever(0);
+    return NULL;
+}
+
+static void overflow_small_pthread(void *context)
+{
+    (void)context;
+    install_or_exit("frames=16");
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, 64 * 1024);
+    pthread_t thread;
+    pthread_create(&thread, &attributes, overflow_in_thread, NULL);
+    pthread_join(thread, NULL);
+}
+
+Test(fatal, stack_overflow_in_a_small_pthread_created_after_install, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(overflow_small_pthread, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    cr_assert(strstr(result.output, "(recurse_forever+0x"), "%s", result.output);
+    cr_assert(strstr(result.output, "*** end of report"), "%s", result.output);
+}
+
+static void *report_alternate_stack(void *unused)
+{
+    (void)unused;
+    stack_t stack;
+    sigaltstack(NULL, &stack);
+    return (void *)(uintptr_t)((stack.ss_flags & SS_DISABLE) ? 0 : stack.ss_size);
+}
+
+Test(fatal, threads_get_an_alternate_stack_only_while_installed, .timeout = 30)
+{
+    pthread_t thread;
+    void *size;
+    pthread_create(&thread, NULL, report_alternate_stack, NULL);
+    pthread_join(thread, &size);
+    cr_assert_eq(size, NULL, "before install");
+    cr_assert_eq(backtrace_install_fatal_handler(NULL), 0);
+    pthread_create(&thread, NULL, report_alternate_stack, NULL);
+    pthread_join(thread, &size);
+    cr_assert_geq((uintptr_t)size, 64 * 1024u);
+    backtrace_uninstall_fatal_handler();
+    pthread_create(&thread, NULL, report_alternate_stack, NULL);
+    pthread_join(thread, &size);
+    cr_assert_eq(size, NULL, "after uninstall");
 }

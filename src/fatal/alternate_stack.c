@@ -1,0 +1,65 @@
+/* alternate_stack.c: alternate signal stacks, made and freed per thread.
+ * World: normal (mmap, pthread keys). */
+#define _GNU_SOURCE
+#include "alternate_stack.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Enough for the report (about 5 KiB) on top of the kernel's frame, with
+ * room to spare for the handlers we chain to. */
+#define ALTERNATE_STACK_MINIMUM (64 * 1024)
+
+struct mapping {
+    void *memory;
+    size_t size;
+};
+
+static pthread_key_t stack_key;
+static pthread_once_t stack_key_once = PTHREAD_ONCE_INIT;
+
+/* At thread exit: stop using our stack, then give it back. */
+static void free_thread_stack(void *opaque)
+{
+    struct mapping *mapping = opaque;
+    stack_t off = { .ss_flags = SS_DISABLE };
+    sigaltstack(&off, NULL);
+    munmap(mapping->memory, mapping->size);
+}
+
+static void create_key(void)
+{
+    pthread_key_create(&stack_key, free_thread_stack);
+}
+
+void alternate_stack_give_this_thread(void)
+{
+    stack_t current;
+    if (sigaltstack(NULL, &current) == 0 && !(current.ss_flags & SS_DISABLE))
+        return; /* the program's own alternate stack is respected */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    long minimum = sysconf(_SC_MINSIGSTKSZ);
+    size_t size = ALTERNATE_STACK_MINIMUM;
+    if (minimum > 0 && (size_t)minimum * 4 > size)
+        size = ((size_t)minimum * 4 + page - 1) / page * page;
+    /* [guard page][stack][struct mapping, in the stack's last bytes' page] */
+    size_t total = page + size + page;
+    char *memory = mmap(NULL, total, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (memory == MAP_FAILED)
+        return;
+    mprotect(memory, page, PROT_NONE); /* an overflow of the handler faults, not corrupts */
+    stack_t stack = { .ss_sp = memory + page, .ss_size = size, .ss_flags = 0 };
+    if (sigaltstack(&stack, NULL) != 0) {
+        munmap(memory, total);
+        return;
+    }
+    struct mapping *mapping = (struct mapping *)(memory + page + size);
+    mapping->memory = memory;
+    mapping->size = total;
+    pthread_once(&stack_key_once, create_key);
+    pthread_setspecific(stack_key, mapping);
+}
