@@ -96,6 +96,26 @@ void backtrace_print_fd(void *const *buffer, int size, int flags, int fd);
  * Not AS-Safe (builds the index). MT-Safe. */
 int backtrace_install_fatal_handler(const char *options);
 
+/* The report's format, as the crash callback sees it. */
+#define BACKTRACE_REPORT_TEXT 0
+#define BACKTRACE_REPORT_JSON 1
+
+/* A crash reporter's own part of the report. The fatal handler calls it
+ * once, in the signal handler, after the trace and before the end of the
+ * report, with the report's FD and FORMAT: in text it may write whole
+ * lines; in JSON it may write members, each starting with a comma
+ * (,"name":value). It runs where the crashed code stopped: it may only use
+ * async-signal-safe calls (write, the AS-Safe functions of this header) -
+ * no malloc, no stdio, no locks - and should return soon; the handler
+ * then chains or dies as usual. A fault inside it ends the process by the
+ * original signal. */
+typedef void backtrace_crash_callback(int fd, int format, int signo, const void *siginfo,
+                                      const void *ucontext, void *context);
+
+/* Set (or, with NULL, clear) the callback and its CONTEXT. Returns 0. Not
+ * AS-Safe. MT-Safe. */
+int backtrace_set_crash_callback(backtrace_crash_callback *callback, void *context);
+
 /* Give back every signal whose action is still ours to the action it had
  * before. Not AS-Safe. MT-Safe. */
 void backtrace_uninstall_fatal_handler(void);

@@ -32,6 +32,34 @@ static atomic_int reporter;              /* tid of the reporting thread, 0: none
 static atomic_int original_signal;
 static atomic_int report_finished;
 static struct crash_facts facts;         /* static: an alternate stack is small */
+
+typedef void callback_function(int, int, int, const void *, const void *, void *);
+struct callback {
+    callback_function *function;
+    void *context;
+};
+static _Atomic(struct callback *) current_callback;
+static struct callback callbacks[2];     /* the one in use, and the next */
+static int next_callback;
+
+/* Normal world, serialised by the installer's lock: a handler running now
+ * keeps the callback it loaded. */
+void handler_set_callback(callback_function *function, void *context)
+{
+    struct callback *slot = &callbacks[next_callback];
+    next_callback ^= 1;
+    slot->function = function;
+    slot->context = context;
+    atomic_store(&current_callback, function != NULL ? slot : NULL);
+}
+
+static void call_callback(int fd, int signo, const siginfo_t *info, const void *ucontext)
+{
+    struct callback *callback = atomic_load(&current_callback);
+    int format = handler_config.options.format == REPORT_JSON;
+    if (callback != NULL && callback->function != NULL)
+        callback->function(fd, format, signo, info, ucontext, callback->context);
+}
 static char output_buffer[4096];
 
 static int open_destination(void)
@@ -60,6 +88,12 @@ static void write_report(int signo, const siginfo_t *info, const void *ucontext)
     else
         report_text(&out, &facts, snapshot, &settings);
     index_release();
+    text_out_flush(&out);
+    call_callback(fd, signo, info, ucontext);
+    if (options->format == REPORT_JSON)
+        report_json_end(&out);
+    else
+        report_text_end(&out);
     text_out_flush(&out);
     if (fd != STDERR_FILENO)
         close(fd);

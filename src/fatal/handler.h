@@ -17,6 +17,10 @@ struct handler_config {
     uint64_t installed;                /* bit n: we own signal n */
 };
 
+/* The crash reporter's callback: set at any time, so read atomically. */
+void handler_set_callback(void (*callback)(int, int, int, const void *, const void *, void *),
+                          void *context);
+
 extern struct handler_config handler_config;
 
 /* The SA_SIGINFO handler. Signal-safe. */

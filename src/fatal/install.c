@@ -97,6 +97,15 @@ void backtrace_uninstall_fatal_handler(void)
     pthread_mutex_unlock(&install_lock);
 }
 
+__attribute__((visibility("default")))
+int backtrace_set_crash_callback(backtrace_crash_callback *callback, void *context)
+{
+    pthread_mutex_lock(&install_lock);
+    handler_set_callback(callback, context);
+    pthread_mutex_unlock(&install_lock);
+    return 0;
+}
+
 /* LD_PRELOAD=libexecinfo_ex.so EXECINFO_EX_OPTIONS=handler=1 program */
 __attribute__((constructor))
 static void install_from_environment(void)

@@ -18,6 +18,11 @@ void report_text(struct text_out *out, const struct crash_facts *facts,
 void report_json(struct text_out *out, const struct crash_facts *facts,
                  const struct index_snapshot *snapshot, const struct report_settings *settings);
 
+/* The end of each report ("*** end of report", or the closing brace):
+ * after the crash callback's part. Signal-safe. */
+void report_text_end(struct text_out *out);
+void report_json_end(struct text_out *out);
+
 /* The distinct modules of the trace, in order of first appearance.
  * Returns how many (at most CAPACITY). Signal-safe. */
 int report_trace_modules(const struct crash_facts *facts, const struct index_snapshot *snapshot,

@@ -196,6 +196,10 @@ void report_json(struct text_out *out, const struct crash_facts *facts,
         json_modules(out, facts, snapshot);
     if (settings->registers && facts->have_registers)
         json_registers(out, facts);
+}
+
+void report_json_end(struct text_out *out)
+{
     text_out_string(out, "}\n");
     text_out_end_line(out);
 }

@@ -153,6 +153,10 @@ void report_text(struct text_out *out, const struct crash_facts *facts,
         text_modules(out, facts, snapshot);
     if (settings->registers && facts->have_registers)
         text_registers(out, facts);
+}
+
+void report_text_end(struct text_out *out)
+{
     text_out_string(out, "*** end of report\n");
     text_out_end_line(out);
 }

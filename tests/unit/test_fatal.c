@@ -638,3 +638,77 @@ Test(fatal, threads_get_an_alternate_stack_only_while_installed, .timeout = 30)
     pthread_join(thread, &size);
     cr_assert_eq(size, NULL, "after uninstall");
 }
+
+/* ---- the crash reporter's callback ---- */
+
+static void add_fields(int fd, int format, int signo, const void *info, const void *ucontext,
+                       void *context)
+{
+    (void)signo;
+    (void)info;
+    (void)ucontext;
+    const char *text = format == BACKTRACE_REPORT_JSON ? ",\"build\":\"1.2.3\"" : "*** build 1.2.3\n";
+    write(fd, text, strlen(text));
+    *(int *)context = 1;
+}
+
+static int callback_ran;
+
+static void crash_with_callback(void *context)
+{
+    install_or_exit(context);
+    backtrace_set_crash_callback(add_fields, &callback_ran);
+    write_to_null();
+}
+
+Test(fatal, callback_adds_its_lines_before_the_end, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_with_callback, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    const char *build = strstr(result.output, "*** build 1.2.3\n");
+    const char *end = strstr(result.output, "*** end of report");
+    cr_assert(build && end && build < end, "%s", result.output);
+}
+
+Test(fatal, callback_adds_json_members, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_with_callback, "format=json", &result);
+    assert_died_by(&result, SIGSEGV);
+    char path[64], command[512];
+    snprintf(path, sizeof path, "/tmp/execinfo_ex_callback_%d.json", (int)getpid());
+    FILE *file = fopen(path, "w");
+    fputs(result.output, file);
+    fclose(file);
+    snprintf(command, sizeof command,
+             "python3 -c 'import json; assert json.load(open(\"%s\"))[\"build\"] == \"1.2.3\"'", path);
+    int status = system(command);
+    unlink(path);
+    cr_assert_eq(status, 0, "%s", result.output);
+}
+
+static void fault_in_callback(int fd, int format, int signo, const void *info,
+                              const void *ucontext, void *context)
+{
+    (void)fd; (void)format; (void)signo; (void)info; (void)ucontext; (void)context;
+    write_to_null();
+}
+
+static void abort_with_faulting_callback(void *context)
+{
+    (void)context;
+    install_or_exit(NULL);
+    backtrace_set_crash_callback(fault_in_callback, NULL);
+    abort();
+}
+
+Test(fatal, a_fault_inside_the_handler_dies_by_the_original_signal, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(abort_with_faulting_callback, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    /* What was written before the fault stays; no second report. */
+    cr_assert(strstr(result.output, "(SIGABRT)"), "%s", result.output);
+    cr_assert_eq(count_of(result.output, "*** execinfo_ex: fatal signal"), 1, "%s", result.output);
+}
