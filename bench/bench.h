@@ -59,12 +59,23 @@ struct results {
     double print_trace_fd_ns, print_fd_ns, ours_capture_fd_ns, glibc_capture_fd_ns;
     /* 6. the symbol index: lines=main (default), lines=all, lines=none */
     struct index_figures index[3];
+    /* 7. the fatal-signal handler (issue 3) */
+    double handler_report_ns[2];      /* fault to end of report: text, json */
+    double handler_thread_report_ns;  /* fault to end of report, text, in a new thread */
+    double handler_reaped_ns[4];      /* fault to reaped: text, json, thread, no handler */
+    double handler_load_cost_ns;      /* exec to main, ours minus without (10 libraries) */
+    double handler_install_ns;        /* backtrace_install_fatal_handler(NULL) */
+    double handler_no_debug_ns;       /* load cost + install, no separate debug files */
+    double handler_thread_bytes;      /* alternate stack mapping of a new thread */
+    double handler_index_bytes;       /* the index of the 10-library program */
+    double handler_rss_delta_kib;     /* VmRSS, ours minus without */
 };
 
 void bench_capture(struct results *results);
 void bench_first_call(struct results *results);
 void bench_symbols(struct results *results);
 void bench_index_cost(struct results *results);
+void bench_handler(struct results *results);
 
 /* Frames of every trace symbolized by parts 3 to 5. */
 #define SYMBOL_FRAMES 30

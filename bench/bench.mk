@@ -15,15 +15,19 @@ BENCH_CFLAGS       := -std=gnu11 -O2 -g -Wall -Wextra -Iinclude
 BENCH_OURS_LIBS    := -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
 BENCH_UNWIND_FLAGS := -DUNW_LOCAL_ONLY $(shell pkg-config --cflags libunwind)
 BENCH_UNWIND_LIBS  := $(shell pkg-config --libs libunwind)
-BENCH_HEADERS      := bench/bench.h bench/timing.h include/execinfo_ex.h
+BENCH_HEADERS      := bench/bench.h bench/timing.h bench/handler_page.h include/execinfo_ex.h
 
-BENCH_PARTS   := main glibc spawn capture first_call symbols index_cost
+BENCH_PARTS   := main glibc spawn capture first_call symbols index_cost handler
 BENCH_OBJECTS := $(BENCH_PARTS:%=$(BENCH_DIR)/obj/%.o)
 BENCH_PROGRAMS := $(BENCH_DIR)/bench \
 	$(BENCH_DIR)/first_call_helper_ours \
 	$(BENCH_DIR)/first_call_helper_glibc \
 	$(BENCH_DIR)/first_call_helper_libunwind \
-	$(BENCH_DIR)/index_cost_helper
+	$(BENCH_DIR)/index_cost_helper \
+	$(BENCH_DIR)/handler_crash_helper \
+	$(BENCH_DIR)/handler_load_helper_plain \
+	$(BENCH_DIR)/handler_load_helper_ours \
+	$(BENCH_DIR)/handler_load_helper_static
 
 bench: $(BENCH_PROGRAMS)
 	$(BENCH_DIR)/bench
@@ -58,3 +62,51 @@ $(BENCH_DIR)/first_call_helper_libunwind: bench/first_call_helper.c bench/timing
 $(BENCH_DIR)/index_cost_helper: bench/index_cost_helper.c bench/timing.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS)
+
+# ---- part 7: the fatal-signal handler (issue 3) ------------------------------
+# The crash of 7a passes through the executable and four libraries, each
+# linking the next: handler_crash_helper -> libhandler_m1.so -> m2 -> m3 -> m4
+# (which faults). -O2 -g, -fPIC, no -rdynamic; found through the rpath.
+BENCH_RPATH := -L$(BENCH_DIR) -Wl,-rpath,$(CURDIR)/$(BENCH_DIR)
+BENCH_HANDLER_MODULES := $(foreach n,1 2 3 4,$(BENCH_DIR)/libhandler_m$(n).so)
+BENCH_TINY_NUMBERS := 1 2 3 4 5 6 7 8 9 10
+BENCH_TINY := $(foreach n,$(BENCH_TINY_NUMBERS),$(BENCH_DIR)/libhandler_tiny$(n).so)
+BENCH_TINY_LIBS := $(BENCH_RPATH) $(foreach n,$(BENCH_TINY_NUMBERS),-lhandler_tiny$(n))
+# Ours between tiny1 and tiny2: the loader then runs our constructor
+# between theirs, whose time stamps bracket it (bench/handler_tiny.c).
+BENCH_TINY_AROUND_OURS := $(BENCH_RPATH) -lhandler_tiny1 $(BENCH_OURS_LIBS) \
+	$(foreach n,$(filter-out 1,$(BENCH_TINY_NUMBERS)),-lhandler_tiny$(n))
+
+$(BENCH_DIR)/libhandler_m1.so: BENCH_NEXT := -lhandler_m2
+$(BENCH_DIR)/libhandler_m1.so: $(BENCH_DIR)/libhandler_m2.so
+$(BENCH_DIR)/libhandler_m2.so: BENCH_NEXT := -lhandler_m3
+$(BENCH_DIR)/libhandler_m2.so: $(BENCH_DIR)/libhandler_m3.so
+$(BENCH_DIR)/libhandler_m3.so: BENCH_NEXT := -lhandler_m4
+$(BENCH_DIR)/libhandler_m3.so: $(BENCH_DIR)/libhandler_m4.so
+$(BENCH_DIR)/libhandler_m4.so: BENCH_NEXT :=
+
+$(BENCH_DIR)/libhandler_m%.so: bench/handler_module.c bench/handler_page.h bench/timing.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -fPIC -shared -DMODULE=$* -Wl,-soname,libhandler_m$*.so $< -o $@ \
+		$(BENCH_RPATH) $(BENCH_NEXT)
+
+$(BENCH_DIR)/handler_crash_helper: bench/handler_crash_helper.c bench/handler_page.h bench/timing.h \
+		$(BENCH_HANDLER_MODULES) $(SHARED) $(BUILD)/libexecinfo_ex.so
+	$(CC) $(BENCH_CFLAGS) $< -o $@ $(BENCH_OURS_LIBS) $(BENCH_RPATH) -lhandler_m1 -lpthread
+
+# 7b and 7c: a program of ten tiny libraries, without our library, linked
+# with it, and linked with the static library (for index_statistics).
+$(BENCH_DIR)/libhandler_tiny%.so: bench/handler_tiny.c bench/timing.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -fPIC -shared -DTINY=$* -Wl,-soname,libhandler_tiny$*.so $< -o $@
+
+BENCH_LOAD_DEPS := bench/handler_load_helper.c bench/handler_page.h bench/timing.h $(BENCH_TINY)
+
+$(BENCH_DIR)/handler_load_helper_plain: $(BENCH_LOAD_DEPS)
+	$(CC) $(BENCH_CFLAGS) -DVARIANT=0 $< -o $@ $(BENCH_TINY_LIBS) -lpthread
+
+$(BENCH_DIR)/handler_load_helper_ours: $(BENCH_LOAD_DEPS) $(SHARED) $(BUILD)/libexecinfo_ex.so
+	$(CC) $(BENCH_CFLAGS) -DVARIANT=1 $< -o $@ $(BENCH_TINY_AROUND_OURS) -lpthread
+
+$(BENCH_DIR)/handler_load_helper_static: $(BENCH_LOAD_DEPS) $(STATIC)
+	$(CC) $(BENCH_CFLAGS) -DVARIANT=2 $< -o $@ $(STATIC) $(DEP_LIBS) $(BENCH_TINY_LIBS)
