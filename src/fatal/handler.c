@@ -119,17 +119,24 @@ static void finish(int signo, siginfo_t *info, void *ucontext)
     const struct sigaction *previous = &handler_config.previous[signo];
     int sent = info == NULL || info->si_code <= 0;
 
-    if ((previous->sa_flags & SA_SIGINFO) && previous->sa_sigaction != NULL) {
-        previous->sa_sigaction(signo, info, ucontext);
-        return;
-    }
+    /* SIG_IGN and SIG_DFL first: they share storage with sa_sigaction. */
     if (previous->sa_handler == SIG_IGN && sent)
         return; /* the program ignored it when sent: it still does */
-    if (previous->sa_handler != SIG_DFL && previous->sa_handler != SIG_IGN) {
-        previous->sa_handler(signo);
+    if (previous->sa_handler == SIG_DFL || previous->sa_handler == SIG_IGN) {
+        die_by(signo, ucontext);
         return;
     }
-    die_by(signo, ucontext);
+    if (previous->sa_flags & SA_RESETHAND) {
+        /* What the kernel would have done: a second signal kills. */
+        struct sigaction default_action;
+        memset(&default_action, 0, sizeof default_action);
+        default_action.sa_handler = SIG_DFL;
+        sigaction(signo, &default_action, NULL);
+    }
+    if (previous->sa_flags & SA_SIGINFO)
+        previous->sa_sigaction(signo, info, ucontext);
+    else
+        previous->sa_handler(signo);
 }
 
 static void wait_for_reporter(void)
