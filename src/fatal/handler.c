@@ -178,6 +178,8 @@ void fatal_signal_handler(int signo, siginfo_t *info, void *ucontext)
     } else {
         wait_for_reporter();
     }
+    /* The previous handler sees the errno of the interrupted code. */
+    errno = saved_errno;
     finish(signo, info, ucontext);
     errno = saved_errno;
 }
