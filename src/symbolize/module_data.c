@@ -76,6 +76,18 @@ static size_t packed_size(const struct gathered *g)
     return bytes;
 }
 
+/* Names and paths come from files that may be damaged or hostile: a control
+ * byte would break glibc's one-frame-per-line output or drive a terminal, so
+ * it is stored as '?'. Bytes from 0x80 stay (UTF-8 identifiers are legal C). */
+static void copy_printable(char *to, const char *from, size_t length)
+{
+    for (size_t i = 0; i + 1 < length; i++) {
+        unsigned char byte = (unsigned char)from[i];
+        to[i] = byte < 0x20 || byte == 0x7f ? '?' : (char)byte;
+    }
+    to[length - 1] = '\0';
+}
+
 static uint32_t *file_offsets_fill(const struct gathered *g, char *strings, size_t *used)
 {
     uint32_t *offsets = malloc((g->lines.file_count + 1) * sizeof *offsets);
@@ -83,7 +95,7 @@ static uint32_t *file_offsets_fill(const struct gathered *g, char *strings, size
         return NULL;
     for (size_t i = 0; i < g->lines.file_count; i++) {
         size_t length = strlen(g->lines.files[i]) + 1;
-        memcpy(strings + *used, g->lines.files[i], length);
+        copy_printable(strings + *used, g->lines.files[i], length);
         offsets[i] = (uint32_t)*used;
         *used += length;
     }
@@ -111,7 +123,7 @@ static const struct module_data *pack(const struct gathered *g)
         const struct symbol_entry *entry = &g->symbols.entries[i];
         size_t length = strlen(entry->name) + 1;
         symbols[i] = (struct index_symbol){ entry->start, entry->size, (uint32_t)used, 0 };
-        memcpy(strings + used, entry->name, length);
+        copy_printable(strings + used, entry->name, length);
         used += length;
     }
     for (size_t i = 0; i < g->lines.count; i++) {
