@@ -65,7 +65,7 @@ SHARED      := $(BUILD)/libexecinfo_ex.so.$(VERSION)
 STATIC      := $(BUILD)/libexecinfo_ex.a
 
 .PHONY: all demo test test-unit test-checks test-integration test-stress bench install uninstall clean
-all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/bin/execinfo_ex_run
+all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(HOOKS_INTERNAL) $(BUILD)/bin/execinfo_ex_run
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -90,6 +90,16 @@ $(BUILD)/libexecinfo_ex.so: $(SHARED)
 $(STATIC): $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 	rm -f $@
 	ar rcs $@ $(OBJECTS) $(STATIC_ONLY_OBJECTS)
+
+# ---- heap hook layer (src/hooks): libexecinfo_ex_hooks ---------------------
+# Internal archive of the hook layer's modules, for the tests of tests/unit/hooks_*.c.
+HOOKS_SOURCES := $(sort $(wildcard src/hooks/*.c))
+HOOKS_OBJECTS := $(HOOKS_SOURCES:%.c=$(BUILD)/obj/%.o)
+HOOKS_INTERNAL := $(BUILD)/libexecinfo_ex_hooks_internal.a
+
+$(HOOKS_INTERNAL): $(HOOKS_OBJECTS)
+	rm -f $@
+	ar rcs $@ $(HOOKS_OBJECTS)
 
 # Written at install time, so that it names the PREFIX of that install.
 PC_SUBSTITUTE := sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \

@@ -10,6 +10,7 @@ TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Iinclude -Isrc -Itests $(DEP_CFL
 TEST_LIBS   := -lcriterion -lunwind -ldl -lpthread
 API_TESTS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/internal_*.c))
+HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/hooks_*.c))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
 TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static
 CRITERION_RUN  := --jobs 2 --timeout 60
@@ -33,6 +34,11 @@ $(BUILD)/tests/internal_%: tests/unit/internal_%.c tests/support.h all
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS) $(TEST_LIBS)
 
+# The hook layer's modules, alone (not interposing malloc).
+$(BUILD)/tests/hooks_%: tests/unit/hooks_%.c tests/support.h all
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $< -o $@ $(HOOKS_INTERNAL) $(STATIC) $(DEP_LIBS) $(TEST_LIBS)
+
 $(BUILD)/tests/stress_%: tests/stress/%.c tests/support.h all $(TEST_FIXTURES)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< -o $@ -L$(BUILD) -lexecinfo_ex \
@@ -40,7 +46,7 @@ $(BUILD)/tests/stress_%: tests/stress/%.c tests/support.h all $(TEST_FIXTURES)
 
 test: test-checks test-unit test-integration test-stress
 
-test-unit: $(API_TESTS) $(INTERNAL_TESTS)
+test-unit: $(API_TESTS) $(INTERNAL_TESTS) $(HOOKS_TESTS)
 	@set -e; for t in $^; do echo "== $$t"; \
 	  FIXTURE_LIB=$(CURDIR)/$(BUILD)/tests/fixture_lib.so \
 	  EXECINFO_EX_LIBRARY=$(CURDIR)/$(SHARED) EXECINFO_EX_TESTS=$(CURDIR)/$(BUILD)/tests \
