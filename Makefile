@@ -40,7 +40,8 @@ SIGNAL_SAFE_SOURCES := \
 	src/fatal/collect.c \
 	src/fatal/report_text.c \
 	src/fatal/report_json.c \
-	src/fatal/handler.c
+	src/fatal/handler.c \
+	src/fatal/handler_config.c
 NORMAL_SOURCES := \
 	src/base/environment.c \
 	src/fatal/install.c \

@@ -1,11 +1,11 @@
 /* collect.c: gather the facts of a crash, from inside the handler.
- * World: signal-safe (raw syscalls: gettid, readlink, open/read, clock). */
+ * World: signal-safe (raw syscalls: gettid, prctl, readlink, clock). */
 #define _GNU_SOURCE
 #include "crash_facts.h"
 #include "signal_names.h"
 #include "execinfo_ex.h"
 
-#include <fcntl.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <time.h>
 #include <ucontext.h>
@@ -21,27 +21,13 @@ static const int register_index[CRASH_REGISTERS] = {
     REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP, REG_EFL,
 };
 
-static void read_small_file(const char *path, char *out, size_t capacity)
-{
-    out[0] = '\0';
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t got = read(fd, out, capacity - 1);
-    close(fd);
-    if (got <= 0)
-        return;
-    out[got] = '\0';
-    char *newline = memchr(out, '\n', (size_t)got);
-    if (newline != NULL)
-        *newline = '\0';
-}
-
 static void collect_identity(struct crash_facts *facts)
 {
     facts->pid = getpid();
     facts->tid = gettid();
-    read_small_file("/proc/thread-self/comm", facts->thread_name, sizeof facts->thread_name);
+    /* The kernel's copy, 16 bytes with the NUL: a syscall, no file to open. */
+    if (prctl(PR_GET_NAME, facts->thread_name, 0, 0, 0) != 0)
+        facts->thread_name[0] = '\0';
     ssize_t length = readlink("/proc/self/exe", facts->program, sizeof facts->program - 1);
     facts->program[length > 0 ? length : 0] = '\0';
     struct timespec now;
@@ -58,26 +44,50 @@ static void collect_registers(struct crash_facts *facts, const ucontext_t *conte
     facts->have_registers = 1;
 }
 
+/* An int3 (0xcc, one byte) reports the pc after itself, which may already
+ * be the next line or function: frame 0 is put back on the breakpoint.
+ * The kernel sends SI_KERNEL for int3 on x86-64, TRAP_BRKPT elsewhere. */
+static int stopped_after_breakpoint(int signo, const siginfo_t *info)
+{
+    return signo == SIGTRAP && info != NULL &&
+           (info->si_code == SI_KERNEL || info->si_code == TRAP_BRKPT);
+}
+
+/* After a breakpoint the walk starts from the int3 itself: its function's
+ * unwind rules, not those of whatever follows it. */
+static int walk_context(void **frames, int size, const ucontext_t *ucontext, int at_breakpoint)
+{
+    if (!at_breakpoint)
+        return backtrace_ucontext(frames, size, ucontext);
+    static ucontext_t moved_back; /* static: an alternate stack is small */
+    moved_back = *ucontext;
+    moved_back.uc_mcontext.gregs[REG_RIP]--;
+    return backtrace_ucontext(frames, size, &moved_back);
+}
+
 void crash_collect(struct crash_facts *facts, int signo, const siginfo_t *info,
                    const void *ucontext, int frames)
 {
     memset(facts, 0, sizeof *facts);
     facts->signo = signo;
     if (info != NULL) {
+        facts->have_info = 1;
         facts->code = info->si_code;
         facts->sent = signal_code_is_sent(info->si_code);
+        facts->has_address = signal_code_is_fault(info->si_code);
         if (facts->sent) {
             facts->sender_pid = info->si_pid;
             facts->sender_uid = info->si_uid;
-        } else {
-            facts->fault_address = (uintptr_t)info->si_addr;
         }
+        if (facts->has_address)
+            facts->fault_address = (uintptr_t)info->si_addr;
     }
     collect_identity(facts);
     if (frames > CRASH_FRAMES_MAX)
         frames = CRASH_FRAMES_MAX;
     if (ucontext != NULL) {
-        facts->frame_count = backtrace_ucontext(facts->frames, frames, ucontext);
+        facts->frame_count = walk_context(facts->frames, frames, ucontext,
+                                          stopped_after_breakpoint(signo, info));
         collect_registers(facts, ucontext);
     }
 }

@@ -12,9 +12,11 @@
 
 struct crash_facts {
     int signo;
+    int have_info;            /* 0: the kernel gave no siginfo (no SA_SIGINFO) */
     int code;
+    int has_address;          /* a fault: fault_address is the kernel's si_addr */
     uintptr_t fault_address;
-    int sent;                 /* by a process (kill...), not a fault */
+    int sent;                 /* by a process (kill, sigqueue, tgkill): sender_* */
     pid_t sender_pid;
     uid_t sender_uid;
     pid_t pid, tid;

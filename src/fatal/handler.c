@@ -5,9 +5,12 @@
  *
  * Exactly one thread reports: the first to arrive. The others wait a
  * bounded time for it and then go on (to the previous handler, or to
- * their own death). A fault inside the handler re-enters it on the same
- * thread: that thread then dies at once by the original signal, keeping
- * what was already written. */
+ * their own death). If the program goes on after all (its own handler
+ * dealt with the fault, or the signal's default action does not kill),
+ * the gate opens again for the next crash. A signal sent while the
+ * program ignores it is not reported at all. A fault inside the handler
+ * re-enters it on the same thread: that thread then dies at once by the
+ * original signal, keeping what was already written. */
 #define _GNU_SOURCE
 #include "handler.h"
 #include "crash_facts.h"
@@ -17,6 +20,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -26,61 +31,57 @@
 
 #define WAIT_FOR_REPORTER_STEPS 50       /* x 100 ms */
 
-struct handler_config handler_config;
-
 static atomic_int reporter;              /* tid of the reporting thread, 0: none */
 static atomic_int original_signal;
-static atomic_int report_finished;
+static atomic_int report_in_progress;
+static atomic_uint reports_written;
 static struct crash_facts facts;         /* static: an alternate stack is small */
-
-typedef void callback_function(int, int, int, const void *, const void *, void *);
-struct callback {
-    callback_function *function;
-    void *context;
-};
-static _Atomic(struct callback *) current_callback;
-static struct callback callbacks[2];     /* the one in use, and the next */
-static int next_callback;
-
-/* Normal world, serialised by the installer's lock: a handler running now
- * keeps the callback it loaded. */
-void handler_set_callback(callback_function *function, void *context)
-{
-    struct callback *slot = &callbacks[next_callback];
-    next_callback ^= 1;
-    slot->function = function;
-    slot->context = context;
-    atomic_store(&current_callback, function != NULL ? slot : NULL);
-}
-
-static void call_callback(int fd, int signo, const siginfo_t *info, const void *ucontext)
-{
-    struct callback *callback = atomic_load(&current_callback);
-    int format = handler_config.options.format == REPORT_JSON;
-    if (callback != NULL && callback->function != NULL)
-        callback->function(fd, format, signo, info, ucontext, callback->context);
-}
 static char output_buffer[4096];
 
-static int open_destination(void)
+static void call_callback(const struct handler_view *view, int fd, int signo,
+                          const siginfo_t *info, const void *ucontext)
 {
-    const struct options *options = &handler_config.options;
+    int format = view->options.format == REPORT_JSON;
+    if (view->callback != NULL)
+        view->callback(fd, format, signo, info, ucontext, view->callback_context);
+}
+
+/* An existing file is written only if it is plainly ours: a regular file
+ * we own with no other name. Otherwise report=/some/log with overwrite=1
+ * could be turned, by a hard link, into a write over someone's file. */
+static int is_ours_to_replace(int fd)
+{
+    struct stat status;
+    return fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
+           status.st_uid == geteuid() && status.st_nlink == 1;
+}
+
+static int open_destination(const struct options *options)
+{
     if (options->report[0] == '\0')
         return STDERR_FILENO;
     int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_APPEND;
-    flags |= options->overwrite ? O_TRUNC : O_EXCL;
+    if (!options->overwrite)
+        flags |= O_EXCL;
     int fd = open(options->report, flags, 0600);
+    if (fd >= 0 && options->overwrite) {
+        if (!is_ours_to_replace(fd) || ftruncate(fd, 0) != 0 || fchmod(fd, 0600) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
     return fd >= 0 ? fd : STDERR_FILENO; /* a report on stderr beats none */
 }
 
-static void write_report(int signo, const siginfo_t *info, const void *ucontext)
+static void write_report(const struct handler_view *view, int signo, const siginfo_t *info,
+                         const void *ucontext)
 {
-    const struct options *options = &handler_config.options;
+    const struct options *options = &view->options;
     struct report_settings settings = { options->registers, options->modules };
     struct text_out out;
 
     crash_collect(&facts, signo, info, ucontext, options->frames);
-    int fd = open_destination();
+    int fd = open_destination(options);
     text_out_init_fd(&out, fd, output_buffer, sizeof output_buffer);
     const struct index_snapshot *snapshot = index_acquire();
     if (options->format == REPORT_JSON)
@@ -89,7 +90,7 @@ static void write_report(int signo, const siginfo_t *info, const void *ucontext)
         report_text(&out, &facts, snapshot, &settings);
     index_release();
     text_out_flush(&out);
-    call_callback(fd, signo, info, ucontext);
+    call_callback(view, fd, signo, info, ucontext);
     if (options->format == REPORT_JSON)
         report_json_end(&out);
     else
@@ -99,51 +100,81 @@ static void write_report(int signo, const siginfo_t *info, const void *ucontext)
         close(fd);
 }
 
-/* Restore the default action and make SIGNO pending again for this thread;
- * it is delivered when the handler returns (the mask of the interrupted
- * code is cleared of it), so the exit status and core are the real ones. */
-static void die_by(int signo, void *ucontext)
+static void set_default_action(int signo)
 {
     struct sigaction default_action;
     memset(&default_action, 0, sizeof default_action);
     default_action.sa_handler = SIG_DFL;
     sigaction(signo, &default_action, NULL);
+}
+
+/* Restore the default action and make SIGNO pending again for this thread;
+ * it is delivered when the handler returns (the mask of the interrupted
+ * code is cleared of it), so the exit status and core are the real ones.
+ * It is queued with the original siginfo (allowed for a signal to oneself),
+ * so that the core and a debugger see SEGV_MAPERR at the fault address,
+ * not a tgkill; tgkill only if that is refused or there is no siginfo. */
+static void die_by(int signo, const siginfo_t *info, void *ucontext)
+{
+    set_default_action(signo);
     if (ucontext != NULL)
         sigdelset(&((ucontext_t *)ucontext)->uc_sigmask, signo);
+    if (info != NULL) {
+        siginfo_t again = *info;
+        if (syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), signo, &again) == 0)
+            return;
+    }
     tgkill(getpid(), gettid(), signo);
 }
 
-/* Hand over to what was installed before us, or die by default. */
-static void finish(int signo, siginfo_t *info, void *ucontext)
+/* The signals whose default action does not end the process. */
+static int default_keeps_running(int signo)
 {
-    const struct sigaction *previous = &handler_config.previous[signo];
-    int sent = info == NULL || info->si_code <= 0;
+    switch (signo) {
+    case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+    case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+        return 1;
+    default:
+        return 0;
+    }
+}
 
+static int is_sent(const siginfo_t *info)
+{
+    return info == NULL || info->si_code <= 0;
+}
+
+/* Hand over to what was installed before us, or die by default. Returns
+ * 1 when the program goes on afterwards (the previous handler returned,
+ * or the default action does not kill), 0 when it is dying. */
+static int finish(const struct sigaction *previous, int signo, siginfo_t *info, void *ucontext)
+{
     /* SIG_IGN and SIG_DFL first: they share storage with sa_sigaction. */
-    if (previous->sa_handler == SIG_IGN && sent)
-        return; /* the program ignored it when sent: it still does */
+    if (previous->sa_handler == SIG_IGN && is_sent(info))
+        return 1; /* the program ignored it when sent: it still does */
     if (previous->sa_handler == SIG_DFL || previous->sa_handler == SIG_IGN) {
-        die_by(signo, ucontext);
-        return;
+        die_by(signo, info, ucontext);
+        return default_keeps_running(signo);
     }
-    if (previous->sa_flags & SA_RESETHAND) {
-        /* What the kernel would have done: a second signal kills. */
-        struct sigaction default_action;
-        memset(&default_action, 0, sizeof default_action);
-        default_action.sa_handler = SIG_DFL;
-        sigaction(signo, &default_action, NULL);
-    }
+    if (previous->sa_flags & SA_RESETHAND)
+        set_default_action(signo); /* what the kernel would have done */
     if (previous->sa_flags & SA_SIGINFO)
         previous->sa_sigaction(signo, info, ucontext);
     else
         previous->sa_handler(signo);
+    return 1;
 }
 
-static void wait_for_reporter(void)
+/* Wait, boundedly, for the report begun by another thread: until it is
+ * written, or the gate reopens (that thread's program went on). */
+static void wait_for_reporter(unsigned written_before)
 {
     struct timespec step = { 0, 100 * 1000 * 1000 };
-    for (int i = 0; i < WAIT_FOR_REPORTER_STEPS && !atomic_load(&report_finished); i++)
+    for (int i = 0; i < WAIT_FOR_REPORTER_STEPS; i++) {
+        if (atomic_load(&reports_written) != written_before || atomic_load(&reporter) == 0)
+            return;
         nanosleep(&step, NULL);
+    }
 }
 
 /* Whether the kernel filled INFO: only if the action still has SA_SIGINFO
@@ -156,30 +187,47 @@ static siginfo_t *usable_info(int signo, siginfo_t *info)
     return info;
 }
 
+static _Noreturn void die_now_by_first_signal(void)
+{
+    int first = atomic_load(&original_signal);
+    die_by(first, NULL, NULL);
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, first);
+    sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+    _exit(128 + first); /* not reached: the signal kills first */
+}
+
 void fatal_signal_handler(int signo, siginfo_t *info, void *ucontext)
 {
     int saved_errno = errno;
     int self = gettid(), expected = 0;
+    struct handler_view view;
 
+    handler_config_view(signo, &view);
     info = usable_info(signo, info);
-    if (atomic_compare_exchange_strong(&reporter, &expected, self)) {
+    /* Ignored when sent: nothing happens to the program, nothing to report. */
+    if (view.previous.sa_handler == SIG_IGN && is_sent(info))
+        return;
+    unsigned written_before = atomic_load(&reports_written);
+    int reporting = atomic_compare_exchange_strong(&reporter, &expected, self);
+    if (reporting) {
         atomic_store(&original_signal, signo);
-        write_report(signo, info, ucontext);
-        atomic_store(&report_finished, 1);
-    } else if (expected == self && !atomic_load(&report_finished)) {
-        /* A fault inside the report: die by the first signal, now. */
-        int first = atomic_load(&original_signal);
-        die_by(first, NULL);
-        sigset_t unblock;
-        sigemptyset(&unblock);
-        sigaddset(&unblock, first);
-        sigprocmask(SIG_UNBLOCK, &unblock, NULL);
-        _exit(128 + first); /* not reached: the signal kills first */
+        atomic_store(&report_in_progress, 1);
+        write_report(&view, signo, info, ucontext);
+        atomic_store(&report_in_progress, 0);
+        atomic_fetch_add(&reports_written, 1);
+    } else if (expected == self && atomic_load(&report_in_progress)) {
+        die_now_by_first_signal(); /* a fault inside the report */
     } else {
-        wait_for_reporter();
+        wait_for_reporter(written_before);
     }
     /* The previous handler sees the errno of the interrupted code. */
     errno = saved_errno;
-    finish(signo, info, ucontext);
+    int goes_on = finish(&view.previous, signo, info, ucontext);
+    /* The fault was handled (a GC's write barrier, a probe) or harmless:
+     * the next real crash must still get its report. */
+    if (reporting && goes_on)
+        atomic_store(&reporter, 0);
     errno = saved_errno;
 }

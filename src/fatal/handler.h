@@ -9,19 +9,35 @@
 
 #define HANDLER_SIGNALS 65
 
-/* Written by the installer before it installs the handler, read by the
- * handler: never changed while the handler may run. */
+typedef void handler_callback(int fd, int format, int signo, const void *siginfo,
+                              const void *ucontext, void *context);
+
+/* What the installer sets up: kept by it, published to the handler. */
 struct handler_config {
     struct options options;
     struct sigaction previous[HANDLER_SIGNALS];
     uint64_t installed;                /* bit n: we own signal n */
+    handler_callback *callback;        /* the crash reporter's, or NULL */
+    void *callback_context;
 };
 
-/* The crash reporter's callback: set at any time, so read atomically. */
-void handler_set_callback(void (*callback)(int, int, int, const void *, const void *, void *),
-                          void *context);
+/* What the handling of one signal needs, copied at its start, so that an
+ * install, uninstall or new callback meanwhile cannot change it midway. */
+struct handler_view {
+    struct options options;
+    struct sigaction previous;         /* for this signal */
+    handler_callback *callback;
+    void *callback_context;
+};
 
-extern struct handler_config handler_config;
+/* Publish CONFIG to the handler. Normal world, one writer at a time (the
+ * installer's lock); a handler never waits for it and never sees half of
+ * it, even when it interrupted this very call. */
+void handler_config_publish(const struct handler_config *config);
+
+/* Copy from the latest published config what handling SIGNO needs.
+ * Signal-safe, wait-free. */
+void handler_config_view(int signo, struct handler_view *view);
 
 /* The SA_SIGINFO handler. Signal-safe. */
 void fatal_signal_handler(int signo, siginfo_t *info, void *ucontext);

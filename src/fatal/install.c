@@ -21,10 +21,32 @@
 #include <unistd.h>
 
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct handler_config staged;   /* the installer's copy, under install_lock */
 
 static int is_ours(const struct sigaction *action)
 {
     return (action->sa_flags & SA_SIGINFO) && action->sa_sigaction == fatal_signal_handler;
+}
+
+/* The previous action is published before ours goes in, so that a signal
+ * arriving in between already knows where to chain; if it changed in the
+ * meantime, what sigaction returned is published again. */
+static void install_signal(int signo, const struct sigaction *ours)
+{
+    struct sigaction before, previous;
+    if (sigaction(signo, NULL, &before) != 0)
+        return;
+    if (!is_ours(&before)) {
+        staged.previous[signo] = before;
+        handler_config_publish(&staged);
+    }
+    if (sigaction(signo, ours, &previous) != 0)
+        return;
+    if (!is_ours(&previous) && memcmp(&previous, &before, sizeof previous) != 0) {
+        staged.previous[signo] = previous;
+        handler_config_publish(&staged);
+    }
+    staged.installed |= (uint64_t)1 << signo;
 }
 
 static void install_signals(uint64_t signals)
@@ -34,16 +56,9 @@ static void install_signals(uint64_t signals)
     ours.sa_sigaction = fatal_signal_handler;
     ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigemptyset(&ours.sa_mask);
-    for (int signo = 1; signo < HANDLER_SIGNALS - 1; signo++) {
-        if (!(signals & ((uint64_t)1 << signo)))
-            continue;
-        struct sigaction previous;
-        if (sigaction(signo, &ours, &previous) != 0)
-            continue;
-        if (!is_ours(&previous))
-            handler_config.previous[signo] = previous;
-        handler_config.installed |= (uint64_t)1 << signo;
-    }
+    for (int signo = 1; signo < HANDLER_SIGNALS - 1; signo++)
+        if (signals & ((uint64_t)1 << signo))
+            install_signal(signo, &ours);
 }
 
 static void report_bad_options(const char *error)
@@ -73,7 +88,8 @@ int backtrace_install_fatal_handler(const char *options)
     stack_walk_remember_this_stack();
     alternate_stack_give_this_thread();
     alternate_stack_for_new_threads(1);
-    handler_config.options = parsed;
+    staged.options = parsed;
+    handler_config_publish(&staged);
     install_signals(parsed.signals);
     pthread_mutex_unlock(&install_lock);
     return 0;
@@ -83,16 +99,19 @@ __attribute__((visibility("default")))
 void backtrace_uninstall_fatal_handler(void)
 {
     pthread_mutex_lock(&install_lock);
+    /* A handler still running keeps the view it copied: the previous
+     * actions stay published until ours are all gone. */
     for (int signo = 1; signo < HANDLER_SIGNALS - 1; signo++) {
-        if (!(handler_config.installed & ((uint64_t)1 << signo)))
+        if (!(staged.installed & ((uint64_t)1 << signo)))
             continue;
         struct sigaction current;
         /* Leave alone a handler someone installed over ours. */
         if (sigaction(signo, NULL, &current) == 0 && is_ours(&current))
-            sigaction(signo, &handler_config.previous[signo], NULL);
-        memset(&handler_config.previous[signo], 0, sizeof handler_config.previous[signo]);
+            sigaction(signo, &staged.previous[signo], NULL);
     }
-    handler_config.installed = 0;
+    memset(staged.previous, 0, sizeof staged.previous);
+    staged.installed = 0;
+    handler_config_publish(&staged);
     alternate_stack_for_new_threads(0);
     pthread_mutex_unlock(&install_lock);
 }
@@ -101,7 +120,9 @@ __attribute__((visibility("default")))
 int backtrace_set_crash_callback(backtrace_crash_callback *callback, void *context)
 {
     pthread_mutex_lock(&install_lock);
-    handler_set_callback(callback, context);
+    staged.callback = callback;
+    staged.callback_context = callback != NULL ? context : NULL;
+    handler_config_publish(&staged);
     pthread_mutex_unlock(&install_lock);
     return 0;
 }

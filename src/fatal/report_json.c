@@ -65,14 +65,17 @@ static void json_header(struct text_out *out, const struct crash_facts *facts)
     json_key(out, "signal_name", 0);
     json_string(out, signal_name(facts->signo));
     json_key(out, "code", 0);
-    json_signed(out, facts->code);
-    json_key(out, "code_name", 0);
-    json_string(out, signal_code_name(facts->signo, facts->code));
-    json_key(out, "fault_address", 0);
-    if (facts->sent)
-        text_out_string(out, "null");
+    if (facts->have_info)
+        json_signed(out, facts->code);
     else
+        text_out_string(out, "null");
+    json_key(out, "code_name", 0);
+    json_string(out, facts->have_info ? signal_code_name(facts->signo, facts->code) : NULL);
+    json_key(out, "fault_address", 0);
+    if (facts->has_address)
         json_hex(out, facts->fault_address);
+    else
+        text_out_string(out, "null");
     json_key(out, "sender", 0);
     if (facts->sent) {
         text_out_string(out, "{\"pid\":");

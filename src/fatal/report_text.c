@@ -34,14 +34,14 @@ static void put_name_or_number(struct text_out *out, const char *name)
     text_out_string(out, name != NULL ? name : "unknown");
 }
 
-static void text_header(struct text_out *out, const struct crash_facts *facts)
+/* The code, and who sent it or where it faulted, as far as it is known. */
+static void text_signal_origin(struct text_out *out, const struct crash_facts *facts)
 {
-    char time[32];
-    text_out_string(out, "*** execinfo_ex: fatal signal ");
-    text_out_decimal(out, (uint64_t)facts->signo);
-    text_out_string(out, " (");
-    put_name_or_number(out, signal_name(facts->signo));
-    text_out_string(out, "), code ");
+    if (!facts->have_info) {
+        text_out_string(out, ", code unknown (no siginfo)");
+        return;
+    }
+    text_out_string(out, ", code ");
     if (facts->code < 0) {
         text_out_char(out, '-');
         text_out_decimal(out, (uint64_t)-(int64_t)facts->code);
@@ -57,10 +57,22 @@ static void text_header(struct text_out *out, const struct crash_facts *facts)
         text_out_string(out, " (uid ");
         text_out_decimal(out, (uint64_t)facts->sender_uid);
         text_out_char(out, ')');
-    } else {
+    }
+    if (facts->has_address) {
         text_out_string(out, ", fault address ");
         put_hex(out, facts->fault_address);
     }
+}
+
+static void text_header(struct text_out *out, const struct crash_facts *facts)
+{
+    char time[32];
+    text_out_string(out, "*** execinfo_ex: fatal signal ");
+    text_out_decimal(out, (uint64_t)facts->signo);
+    text_out_string(out, " (");
+    put_name_or_number(out, signal_name(facts->signo));
+    text_out_char(out, ')');
+    text_signal_origin(out, facts);
     text_out_string(out, "\n*** pid ");
     text_out_decimal(out, (uint64_t)facts->pid);
     text_out_string(out, ", thread ");

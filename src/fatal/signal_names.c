@@ -59,9 +59,16 @@ static const char *find(const struct code_name *table, int code)
     return NULL;
 }
 
+/* si_pid and si_uid are the sender's only for these: SI_TIMER, SI_MESGQ,
+ * SI_ASYNCIO and SI_SIGIO come from no process. */
 int signal_code_is_sent(int code)
 {
-    return code <= 0; /* SI_USER (0), SI_QUEUE, SI_TKILL...: from a process */
+    return code == SI_USER || code == SI_QUEUE || code == SI_TKILL;
+}
+
+int signal_code_is_fault(int code)
+{
+    return code > 0; /* the kernel's codes, SI_KERNEL included: si_addr is set */
 }
 
 const char *signal_code_name(int signo, int code)

@@ -13,4 +13,7 @@ const char *signal_code_name(int signo, int code);
  * than raised by the kernel for a fault. Signal-safe. */
 int signal_code_is_sent(int code);
 
+/* Whether the kernel raised it for a fault, with si_addr set. Signal-safe. */
+int signal_code_is_fault(int code);
+
 #endif

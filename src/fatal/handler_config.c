@@ -1,0 +1,52 @@
+/* handler_config.c: the installer's settings, handed to the handler.
+ * World: publish is normal (one writer, under the installer's lock); view
+ * is signal-safe (atomics and memcpy only).
+ *
+ * A latch (two copies and a sequence number, as Linux's seqcount_latch):
+ * while the writer changes one copy, readers are sent to the other, so a
+ * reader never waits and never reads a copy being written, even when the
+ * signal interrupted the writer itself on the same thread. A reader that
+ * sees the sequence move while it copied (a second publish overtook it on
+ * another thread) copies again. */
+#include "handler.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#define VIEW_ATTEMPTS 64
+
+static struct handler_config copies[2];
+static atomic_uint sequence;   /* even: copies[0] is the current one, odd: copies[1] */
+
+void handler_config_publish(const struct handler_config *config)
+{
+    atomic_fetch_add_explicit(&sequence, 1, memory_order_acq_rel); /* readers: copies[1] */
+    atomic_thread_fence(memory_order_release);
+    copies[0] = *config;
+    atomic_fetch_add_explicit(&sequence, 1, memory_order_acq_rel); /* readers: copies[0] */
+    atomic_thread_fence(memory_order_release);
+    copies[1] = *config;
+}
+
+static void copy_view(const struct handler_config *from, int signo, struct handler_view *view)
+{
+    memcpy(&view->options, &from->options, sizeof view->options);
+    memcpy(&view->previous, &from->previous[signo], sizeof view->previous);
+    view->callback = from->callback;
+    view->callback_context = from->callback_context;
+}
+
+void handler_config_view(int signo, struct handler_view *view)
+{
+    if (signo <= 0 || signo >= HANDLER_SIGNALS)
+        signo = 0;
+    /* Bounded: publishes come from a mutex-serialised installer, so more
+     * than a few overtakes in a row do not happen; the last copy is kept. */
+    for (int attempt = 0; attempt < VIEW_ATTEMPTS; attempt++) {
+        unsigned seen = atomic_load_explicit(&sequence, memory_order_acquire);
+        copy_view(&copies[seen & 1], signo, view);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&sequence, memory_order_relaxed) == seen)
+            return;
+    }
+}
