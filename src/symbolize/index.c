@@ -14,6 +14,7 @@
 #include "../unwind/stack_walk.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <gelf.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -193,8 +194,12 @@ int index_refresh(int force)
     pthread_mutex_lock(&build_lock);
     load_options();
     module_list_counters(&adds, &subs);
-    if (force || !built_once || adds != built_adds || subs != built_subs)
+    if (force || !built_once || adds != built_adds || subs != built_subs) {
         result = rebuild_locked();
+        /* libelf and libdw freed a few hundred KiB of scratch: give it back
+         * rather than leave it resident in every process we are loaded in. */
+        malloc_trim(0);
+    }
     pthread_mutex_unlock(&build_lock);
     return result;
 }
