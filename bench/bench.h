@@ -26,6 +26,7 @@ void bench_fail(const char *format, ...) __attribute__((noreturn, format(printf,
 /* Run the helper PATH (argv ARGV, extra environment ENV or NULL) in a fresh
  * process and store up to CAPACITY - 1 bytes of its standard output in
  * OUTPUT. Fails the run if the helper does not exit 0. */
+size_t bench_read_all(int fd, char *output, size_t capacity);
 void spawn_helper(const char *path, char *const argv[], const char *env, char *output,
                   size_t capacity);
 /* The directory of the running executable, where the helpers are. */

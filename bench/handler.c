@@ -115,20 +115,9 @@ static int run_child(const struct child *child, char *report, size_t capacity, u
         execve(path, argv, environment);
         _exit(127);
     }
-    size_t used = 0;
     if (report != NULL) {
         close(pipe_fds[1]);
-        for (;;) {
-            ssize_t got = read(pipe_fds[0], report + used, capacity - 1 - used);
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (got <= 0)
-                break;
-            used += (size_t)got;
-            if (used == capacity - 1)
-                break;
-        }
-        report[used] = '\0';
+        bench_read_all(pipe_fds[0], report, capacity);
         close(pipe_fds[0]);
     }
     int status;

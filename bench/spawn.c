@@ -47,6 +47,22 @@ static char **child_environment(const char *extra)
     return list;
 }
 
+/* Read FD to its end or until OUTPUT is full; NUL-terminated. */
+size_t bench_read_all(int fd, char *output, size_t capacity)
+{
+    size_t used = 0;
+    while (used + 1 < capacity) {
+        ssize_t got = read(fd, output + used, capacity - 1 - used);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        used += (size_t)got;
+    }
+    output[used] = '\0';
+    return used;
+}
+
 void spawn_helper(const char *path, char *const argv[], const char *env, char *output,
                   size_t capacity)
 {
@@ -67,18 +83,7 @@ void spawn_helper(const char *path, char *const argv[], const char *env, char *o
         _exit(127);
     }
     close(pipe_fds[1]);
-    size_t used = 0;
-    for (;;) {
-        ssize_t got = read(pipe_fds[0], output + used, capacity - 1 - used);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        used += (size_t)got;
-        if (used == capacity - 1)
-            break;
-    }
-    output[used] = '\0';
+    bench_read_all(pipe_fds[0], output, capacity);
     close(pipe_fds[0]);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
