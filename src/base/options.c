@@ -26,6 +26,14 @@ void options_defaults(struct options *options)
     options->format = REPORT_TEXT;
     options->frames = 64;
     options->modules = 1;
+    options->heap = 1;
+    options->heap_frames = 16;
+    options->guard = 16;
+    options->quarantine = (size_t)4 << 20;
+    options->alloc_fill = -1;
+    options->free_fill = 0xef;
+    options->fill_max = (size_t)64 << 10;
+    options->on_error = HEAP_ERROR_ABORT;
 }
 
 int options_parse_size(const char *text, size_t length, size_t *out)
@@ -121,6 +129,82 @@ static int parse_frames(struct options *o, const char *value, size_t length)
     return 0;
 }
 
+static int parse_heap(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->heap); }
+
+/* A size within [minimum, maximum]. */
+static int parse_bounded(const char *value, size_t length, size_t minimum, size_t maximum,
+                         size_t *out)
+{
+    size_t parsed;
+    if (options_parse_size(value, length, &parsed) < 0 || parsed < minimum || parsed > maximum)
+        return -EINVAL;
+    *out = parsed;
+    return 0;
+}
+
+static int parse_heap_frames(struct options *o, const char *value, size_t length)
+{
+    size_t frames;
+    if (parse_bounded(value, length, 1, 64, &frames) < 0)
+        return -EINVAL;
+    o->heap_frames = (int)frames;
+    return 0;
+}
+
+static int parse_guard(struct options *o, const char *v, size_t n)
+{
+    return parse_bounded(v, n, 0, 4096, &o->guard);
+}
+
+static int parse_quarantine(struct options *o, const char *v, size_t n)
+{
+    return parse_bounded(v, n, 0, (size_t)1 << 40, &o->quarantine);
+}
+
+static int parse_fill_max(struct options *o, const char *v, size_t n)
+{
+    return parse_bounded(v, n, 0, SIZE_MAX, &o->fill_max);
+}
+
+/* off, or a byte: decimal or 0xNN. */
+static int parse_fill(const char *value, size_t length, int *out)
+{
+    size_t byte = 0;
+    if (equals(value, length, "off")) {
+        *out = -1;
+        return 0;
+    }
+    if (length > 2 && value[0] == '0' && (value[1] == 'x' || value[1] == 'X')) {
+        for (size_t i = 2; i < length; i++) {
+            char c = value[i];
+            int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                      : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+            if (digit < 0 || byte > 0xff)
+                return -EINVAL;
+            byte = byte * 16 + (size_t)digit;
+        }
+    } else if (options_parse_size(value, length, &byte) < 0 || value[length - 1] > '9') {
+        return -EINVAL;
+    }
+    if (byte > 0xff)
+        return -EINVAL;
+    *out = (int)byte;
+    return 0;
+}
+
+static int parse_alloc_fill(struct options *o, const char *v, size_t n) { return parse_fill(v, n, &o->alloc_fill); }
+static int parse_free_fill(struct options *o, const char *v, size_t n) { return parse_fill(v, n, &o->free_fill); }
+
+static int parse_on_error(struct options *o, const char *value, size_t length)
+{
+    static const char *const words[] = { "abort", "report", NULL };
+    int index;
+    if (parse_word(value, length, words, &index) < 0)
+        return -EINVAL;
+    o->on_error = (enum heap_error_action)index;
+    return 0;
+}
+
 static int parse_report(struct options *o, const char *value, size_t length)
 {
     if (equals(value, length, "stderr")) {
@@ -187,6 +271,10 @@ static const struct {
     { "report", parse_report },       { "overwrite", parse_overwrite },
     { "format", parse_format },       { "frames", parse_frames },
     { "registers", parse_registers }, { "modules", parse_modules },
+    { "heap", parse_heap },           { "heap_frames", parse_heap_frames },
+    { "guard", parse_guard },         { "quarantine", parse_quarantine },
+    { "alloc_fill", parse_alloc_fill }, { "free_fill", parse_free_fill },
+    { "fill_max", parse_fill_max },   { "on_error", parse_on_error },
 };
 
 #define KNOWN_COUNT (sizeof known_options / sizeof known_options[0])
@@ -212,10 +300,13 @@ static int parse_one(struct options *options, const char *item, size_t length,
                  (int)value_length, value, (int)name_length, item);
         return -EINVAL;
     }
-    snprintf(error, error_size,
-             "execinfo_ex: unknown option '%.*s' (known: lines, line_memory, handler, signals, "
-             "report, overwrite, format, frames, registers, modules)",
-             (int)name_length, item);
+    int used = snprintf(error, error_size, "execinfo_ex: unknown option '%.*s' (known:",
+                        (int)name_length, item);
+    for (size_t i = 0; i < KNOWN_COUNT && used >= 0 && (size_t)used < error_size; i++)
+        used += snprintf(error + used, error_size - (size_t)used, "%s %s",
+                         i == 0 ? "" : ",", known_options[i].name);
+    if (used >= 0 && (size_t)used < error_size)
+        snprintf(error + used, error_size - (size_t)used, ")");
     return -EINVAL;
 }
 

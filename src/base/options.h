@@ -7,6 +7,7 @@
 
 enum lines_scope { LINES_NONE, LINES_MAIN, LINES_ALL };
 enum report_format { REPORT_TEXT, REPORT_JSON };
+enum heap_error_action { HEAP_ERROR_ABORT, HEAP_ERROR_REPORT };
 
 #define OPTIONS_PATH_MAX 256
 
@@ -23,6 +24,15 @@ struct options {
     int frames;               /* frames=1..256; default 64 */
     int registers;            /* registers=0|1 */
     int modules;              /* modules=0|1; default 1 */
+    /* heap hook layer (libexecinfo_ex_hooks.so; the core library ignores these) */
+    int heap;                 /* heap=0|1: record allocations; 0 is a pure pass-through */
+    int heap_frames;          /* heap_frames=1..64: stack depth per allocation; default 16 */
+    size_t guard;             /* guard=BYTES (0..4096) on each side of a block; default 16 */
+    size_t quarantine;        /* quarantine=SIZE: freed bytes held back; default 4M */
+    int alloc_fill;           /* alloc_fill=off|0..255: fill new blocks; default off (-1) */
+    int free_fill;            /* free_fill=off|0..255: fill freed blocks; default 0xef */
+    size_t fill_max;          /* fill_max=SIZE: bytes filled (and checked) per block; 64K */
+    enum heap_error_action on_error; /* on_error=abort|report; default abort */
 };
 
 /* The signals the handler takes by default: SEGV BUS ILL FPE ABRT TRAP SYS. */

@@ -98,3 +98,45 @@ Test(options, handler_mistakes_are_named)
     expect_error("frames=257", "bad value");
     expect_error("format=xml", "bad value");
 }
+
+Test(options, heap_options_and_their_defaults)
+{
+    struct options options;
+    char error[400];
+    options_defaults(&options);
+    cr_assert_eq(options.heap, 1);
+    cr_assert_eq(options.heap_frames, 16);
+    cr_assert_eq(options.guard, 16u);
+    cr_assert_eq(options.quarantine, (size_t)4 << 20);
+    cr_assert_eq(options.alloc_fill, -1);
+    cr_assert_eq(options.free_fill, 0xef);
+    cr_assert_eq(options.on_error, HEAP_ERROR_ABORT);
+    cr_assert_eq(options_parse(&options, "heap=0:heap_frames=8:guard=32:quarantine=1M:"
+                               "alloc_fill=0xAb:free_fill=off:fill_max=4K:on_error=report",
+                               error, sizeof error), 0, "%s", error);
+    cr_assert_eq(options.heap, 0);
+    cr_assert_eq(options.heap_frames, 8);
+    cr_assert_eq(options.guard, 32u);
+    cr_assert_eq(options.quarantine, (size_t)1 << 20);
+    cr_assert_eq(options.alloc_fill, 0xab);
+    cr_assert_eq(options.free_fill, -1);
+    cr_assert_eq(options.fill_max, 4096u);
+    cr_assert_eq(options.on_error, HEAP_ERROR_REPORT);
+    cr_assert_eq(options_parse(&options, "free_fill=200", error, sizeof error), 0);
+    cr_assert_eq(options.free_fill, 200);
+    const char *bad[] = { "heap_frames=0", "heap_frames=65", "guard=4097", "alloc_fill=256",
+                          "alloc_fill=0x100", "free_fill=0xzz", "free_fill=1k", "on_error=exit",
+                          "quarantine=-1", "heap=2" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(options_parse(&options, bad[i], error, sizeof error), -EINVAL, "%s", bad[i]);
+}
+
+Test(options, the_unknown_option_message_lists_every_name)
+{
+    struct options options;
+    char error[400];
+    options_defaults(&options);
+    cr_assert_eq(options_parse(&options, "colour=blue", error, sizeof error), -EINVAL);
+    cr_assert(strstr(error, "(known: lines, line_memory,"), "%s", error);
+    cr_assert(strstr(error, ", on_error)"), "%s", error);
+}
