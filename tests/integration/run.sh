@@ -12,6 +12,9 @@
 #     statically: a second prefix without the .so files, so that
 #     `pkg-config --static --libs` makes the linker take libexecinfo_ex.a.
 #  4. with_libunwind.c linked with -lexecinfo_ex -lunwind: backtrace is ours.
+#  5. The installed execinfo_ex_run: a crash's report and status; bad options
+#     (flags or inherited EXECINFO_EX_OPTIONS) refused with status 2; the
+#     order of the options it composes; a relative -o made absolute.
 #
 # Prints "ok - ..." / "not ok - ..." (diagnostics as "#   ..." lines), then
 # "integration: N passed, M failed"; exits 1 when M > 0. Every program run
@@ -403,8 +406,7 @@ expect_grep "with_libunwind: unw_backtrace works alongside" \
 expect_grep "with_libunwind: backtrace + backtrace_symbols name the static unwind_static_leaf" \
     "$tmp/out/with_libunwind.out" '^([^ ]*/)?with_libunwind\(unwind_static_leaf\+0x[0-9a-f]+\) \[0x[0-9a-f]+\]$'
 
-# ---- summary ------------------------------------------------------------------------
-# ---- the installed crash wrapper ------------------------------------------------
+# ---- 5. the installed crash wrapper ------------------------------------------------
 # It preloads the installed library (its path is compiled in) and keeps the
 # program's death: a shell that kills itself with SIGSEGV.
 tool_status=0
@@ -414,6 +416,81 @@ if [ "$tool_status" -eq 139 ] && printf '%s' "$tool_output" | grep -q 'fatal sig
 else
     not_ok "installed execinfo_ex_run: report, and the program's own death (status 139)" \
         "status $tool_status" "$(printf '%s' "$tool_output" | head -n 5)"
+fi
+
+# Its options are checked with the library's parser before the program runs.
+# run_tool NAME INHERITED ARGS...: the installed tool with ARGS in <tmp>/cwd,
+# EXECINFO_EX_OPTIONS=INHERITED ("-": unset); out/NAME.{out,err,status}.
+tool=$prefix/bin/execinfo_ex_run
+mkdir -p "$tmp/cwd"
+run_tool() {
+    name=$1
+    inherited=$2
+    shift 2
+    if [ "$inherited" = - ]; then
+        set -- env -u EXECINFO_EX_OPTIONS "$tool" "$@"
+    else
+        set -- env EXECINFO_EX_OPTIONS="$inherited" "$tool" "$@"
+    fi
+    status=0
+    # The outer 2>/dev/null: the shell's own "Segmentation fault" line.
+    { (cd "$tmp/cwd" && exec timeout 20 "$@") >"$tmp/out/$name.out" 2>"$tmp/out/$name.err" ||
+        status=$?; } 2>/dev/null
+    echo "$status" >"$tmp/out/$name.status"
+}
+
+# expect_refused NAME DESCRIPTION ERE: exit 2, "execinfo_ex_run: " and ERE
+# on stderr, and the program (sh -c 'echo ran') not run.
+expect_refused() {
+    status=$(cat "$tmp/out/$1.status")
+    if [ "$status" = 2 ] && ! grep -q ran "$tmp/out/$1.out" &&
+        grep -Eq -- "^execinfo_ex_run: .*$3" "$tmp/out/$1.err"; then
+        ok "execinfo_ex_run $2: refused, status 2"
+    else
+        not_ok "execinfo_ex_run $2: refused, status 2" "status $status, want 2 and stderr matching: $3"
+        show "$tmp/out/$1.out"
+        show "$tmp/out/$1.err"
+    fi
+}
+
+run_tool tool_bad_inherited bogus=1 sh -c 'echo ran'
+expect_refused tool_bad_inherited "with EXECINFO_EX_OPTIONS=bogus=1" "unknown option 'bogus'"
+run_tool tool_handler_off handler=0 sh -c 'echo ran'
+expect_refused tool_handler_off "with EXECINFO_EX_OPTIONS=handler=0" "handler=0"
+run_tool tool_frames_0 - -f 0 sh -c 'echo ran'
+expect_refused tool_frames_0 "-f 0" "bad value '0' for option 'frames'"
+run_tool tool_signals_lower - -s segv sh -c 'echo ran'
+expect_refused tool_signals_lower "-s segv" "bad value 'segv' for option 'signals'"
+run_tool tool_report_colon - -o 'a:b' sh -c 'echo ran'
+expect_refused tool_report_colon "-o 'a:b'" "a:b' contains ':'"
+if [ -e "$tmp/cwd/a:b" ] || [ -e "$tmp/cwd/a" ]; then
+    not_ok "execinfo_ex_run -o 'a:b': no file written" "$(ls "$tmp/cwd")"
+else
+    ok "execinfo_ex_run -o 'a:b': no file written"
+fi
+
+# handler=1 first, then the inherited options, then the flags (the last wins).
+run_tool tool_compose frames=8 -f 16 sh -c 'echo "$EXECINFO_EX_OPTIONS"'
+if [ "$(cat "$tmp/out/tool_compose.status")" = 0 ] &&
+    [ "$(cat "$tmp/out/tool_compose.out")" = handler=1:frames=8:frames=16 ]; then
+    ok "execinfo_ex_run -f 16 with EXECINFO_EX_OPTIONS=frames=8: the program gets handler=1:frames=8:frames=16"
+else
+    not_ok "execinfo_ex_run -f 16 with EXECINFO_EX_OPTIONS=frames=8: the program gets handler=1:frames=8:frames=16" \
+        "status $(cat "$tmp/out/tool_compose.status")"
+    show "$tmp/out/tool_compose.out"
+    show "$tmp/out/tool_compose.err"
+fi
+
+# A relative -o names a file in the tool's cwd, even when the program moves.
+run_tool tool_relative - -o crash.txt sh -c 'cd / && kill -SEGV $$'
+if [ "$(cat "$tmp/out/tool_relative.status")" = 139 ] &&
+    grep -q 'fatal signal 11 (SIGSEGV), code 0 (SI_USER)' "$tmp/cwd/crash.txt" 2>/dev/null; then
+    ok "execinfo_ex_run -o crash.txt: report in <cwd>/crash.txt after the program's chdir, status 139"
+else
+    not_ok "execinfo_ex_run -o crash.txt: report in <cwd>/crash.txt after the program's chdir, status 139" \
+        "status $(cat "$tmp/out/tool_relative.status")"
+    show "$tmp/cwd/crash.txt"
+    show "$tmp/out/tool_relative.err"
 fi
 
 echo "integration: $passed passed, $failed failed"
