@@ -42,6 +42,10 @@ SIGNAL_SAFE_SOURCES := \
 	src/fatal/report_json.c \
 	src/fatal/handler.c \
 	src/fatal/handler_config.c
+# The hook layer's part of it (in libexecinfo_ex_hooks.so).
+HOOKS_SIGNAL_SAFE_SOURCES := \
+	src/hooks/block.c \
+	src/hooks/stack_depot.c
 NORMAL_SOURCES := \
 	src/base/environment.c \
 	src/fatal/install.c \
@@ -59,14 +63,16 @@ NORMAL_SOURCES := \
 
 SOURCES     := $(SIGNAL_SAFE_SOURCES) $(NORMAL_SOURCES)
 OBJECTS     := $(SOURCES:%.c=$(BUILD)/obj/%.o)
-SAFE_OBJECTS := $(SIGNAL_SAFE_SOURCES:%.c=$(BUILD)/obj/%.o)
+SAFE_OBJECTS := $(SIGNAL_SAFE_SOURCES:%.c=$(BUILD)/obj/%.o) \
+	$(HOOKS_SIGNAL_SAFE_SOURCES:%.c=$(BUILD)/obj/%.o)
 
 SONAME      := libexecinfo_ex.so.$(SOVERSION)
 SHARED      := $(BUILD)/libexecinfo_ex.so.$(VERSION)
 STATIC      := $(BUILD)/libexecinfo_ex.a
 
 .PHONY: all demo test test-unit test-checks test-integration test-stress bench install uninstall clean
-all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(HOOKS_INTERNAL) $(BUILD)/bin/execinfo_ex_run
+all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/libexecinfo_ex_hooks.so $(HOOKS_INTERNAL) \
+	$(BUILD)/bin/execinfo_ex_run
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -93,24 +99,40 @@ $(STATIC): $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 	ar rcs $@ $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 
 # ---- heap hook layer (src/hooks): libexecinfo_ex_hooks ---------------------
-# Internal archive of the hook layer's modules, for the tests of tests/unit/hooks_*.c.
-HOOKS_SOURCES := $(sort $(wildcard src/hooks/*.c))
-HOOKS_OBJECTS := $(HOOKS_SOURCES:%.c=$(BUILD)/obj/%.o)
+# The shared library links the core one (for backtraces and the fatal
+# handler) and has its own copies of the small base modules it needs.
+HOOKS_SOURCES  := $(sort $(wildcard src/hooks/*.c))
+HOOKS_OBJECTS  := $(HOOKS_SOURCES:%.c=$(BUILD)/obj/%.o)
+HOOKS_BASE     := $(addprefix $(BUILD)/obj/src/base/,options.o environment.o fd_write.o text_out.o)
+HOOKS_SONAME   := libexecinfo_ex_hooks.so.$(SOVERSION)
+HOOKS_SHARED   := $(BUILD)/libexecinfo_ex_hooks.so.$(VERSION)
+# For the unit tests of tests/unit/hooks_*.c: the modules without the
+# entry points, so that a test program keeps glibc's malloc.
 HOOKS_INTERNAL := $(BUILD)/libexecinfo_ex_hooks_internal.a
 
-$(HOOKS_INTERNAL): $(HOOKS_OBJECTS)
+$(HOOKS_SHARED): $(HOOKS_OBJECTS) $(HOOKS_BASE) src/hooks/exports.map $(BUILD)/libexecinfo_ex.so
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(HOOKS_SONAME) -Wl,--version-script,src/hooks/exports.map \
+		-Wl,-z,now -Wl,--no-undefined -o $@ $(HOOKS_OBJECTS) $(HOOKS_BASE) \
+		-L$(BUILD) -lexecinfo_ex -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+
+$(BUILD)/libexecinfo_ex_hooks.so: $(HOOKS_SHARED)
+	ln -sf libexecinfo_ex_hooks.so.$(VERSION) $(BUILD)/$(HOOKS_SONAME)
+	ln -sf $(HOOKS_SONAME) $@
+
+$(HOOKS_INTERNAL): $(filter-out $(BUILD)/obj/src/hooks/allocator.o,$(HOOKS_OBJECTS))
 	rm -f $@
-	ar rcs $@ $(HOOKS_OBJECTS)
+	ar rcs $@ $^
 
 # Written at install time, so that it names the PREFIX of that install.
 PC_SUBSTITUTE := sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|'
 
 # ---- tools ---------------------------------------------------------------------
-$(BUILD)/bin/execinfo_ex_run: tools/execinfo_ex_run.c Makefile
+# It checks its options with the library's own parser (options.o needs only libc).
+$(BUILD)/bin/execinfo_ex_run: tools/execinfo_ex_run.c $(BUILD)/obj/src/base/options.o Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra \
-		-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' $< -o $@
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc \
+		-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' $< $(BUILD)/obj/src/base/options.o -o $@
 
 # ---- examples and demo ------------------------------------------------------
 EXAMPLE_CFLAGS := -std=gnu11 -O0 -g -Wall -Iinclude
@@ -141,9 +163,9 @@ install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(DOCDIR)/examples
-	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra \
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc \
 		-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' tools/execinfo_ex_run.c \
-		-o $(DESTDIR)$(BINDIR)/execinfo_ex_run
+		$(BUILD)/obj/src/base/options.o -o $(DESTDIR)$(BINDIR)/execinfo_ex_run
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 include/execinfo_ex.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/

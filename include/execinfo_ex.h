@@ -156,6 +156,24 @@ struct backtrace_frame {
 int backtrace_resolve(void *const *buffer, int size, int flags,
                       struct backtrace_frame **frames);
 
+/* ---- heap hook layer: libexecinfo_ex_hooks.so --------------------------- */
+
+/* Defined by libexecinfo_ex_hooks.so (link -lexecinfo_ex_hooks, or
+ * LD_PRELOAD it), which replaces malloc and its family for the process.
+ * Bionic's hook pointers, with bionic's rules: all NULL unless the
+ * environment has LIBC_HOOKS_ENABLE=1 (or LIBC_HOOK_ENABLE=1); then each
+ * starts at the default implementation, which a hook that replaces it is
+ * expected to call. calloc goes through __malloc_hook and then zeroes;
+ * posix_memalign and aligned_alloc through __memalign_hook for a
+ * power-of-two alignment only (otherwise they fail with EINVAL); valloc
+ * and pvalloc through __memalign_hook with the page size; there is no hook
+ * for malloc_usable_size. CALLER is the return address of the malloc call.
+ * They may be set at any time; no thread safety is promised for that. */
+extern void *(*volatile __malloc_hook)(size_t size, const void *caller);
+extern void *(*volatile __realloc_hook)(void *pointer, size_t size, const void *caller);
+extern void (*volatile __free_hook)(void *pointer, const void *caller);
+extern void *(*volatile __memalign_hook)(size_t alignment, size_t size, const void *caller);
+
 #ifdef __cplusplus
 }
 #endif

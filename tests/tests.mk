@@ -12,7 +12,7 @@ API_TESTS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/un
 INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/internal_*.c))
 HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/hooks_*.c))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
-TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static
+TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse
 CRITERION_RUN  := --jobs 2 --timeout 60
 
 $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
@@ -22,6 +22,12 @@ $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
 $(BUILD)/tests/crash_static: tests/fixtures/crash_static.c all
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -Iinclude $< -o $@ -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+$(BUILD)/tests/heap_misuse: tests/fixtures/heap_misuse.c all
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Wno-alloc-size-larger-than -fno-builtin -Iinclude $< -o $@ \
+		-L$(BUILD) -lexecinfo_ex_hooks \
+		-lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)
 
 # -rdynamic: so that glibc's backtrace_symbols can name the same frames,
 # for the line-for-line comparison; the integration tests build without it.
@@ -50,6 +56,7 @@ test-unit: $(API_TESTS) $(INTERNAL_TESTS) $(HOOKS_TESTS)
 	@set -e; for t in $^; do echo "== $$t"; \
 	  FIXTURE_LIB=$(CURDIR)/$(BUILD)/tests/fixture_lib.so \
 	  EXECINFO_EX_LIBRARY=$(CURDIR)/$(SHARED) EXECINFO_EX_TESTS=$(CURDIR)/$(BUILD)/tests \
+	  EXECINFO_EX_BUILD=$(CURDIR)/$(BUILD) \
 	  EXECINFO_EX_RUN=$(CURDIR)/$(BUILD)/bin/execinfo_ex_run $$t $(CRITERION_RUN); done
 
 test-stress: $(STRESS_TESTS)

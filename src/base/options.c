@@ -22,6 +22,7 @@ void options_defaults(struct options *options)
     memset(options, 0, sizeof *options);
     options->lines = LINES_MAIN;
     options->line_memory = (size_t)64 << 20;
+    options->handler = -1;
     options->signals = options_default_signals();
     options->format = REPORT_TEXT;
     options->frames = 64;

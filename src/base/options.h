@@ -16,7 +16,8 @@ struct options {
     enum lines_scope lines;   /* lines=none|main|all; default main */
     size_t line_memory;       /* line_memory=SIZE (K, M, G); default 64M */
     /* fatal-signal handler */
-    int handler;              /* handler=0|1: install it at load; default 0 */
+    int handler;              /* handler=0|1: install it at load; -1 unset: the core
+                                 library does not, the hooks library does */
     uint64_t signals;         /* signals=SEGV,BUS,...: bit n for signal n */
     char report[OPTIONS_PATH_MAX]; /* report=stderr|PATH; "" is stderr */
     int overwrite;            /* overwrite=0|1: may replace an existing report file */

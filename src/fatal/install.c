@@ -131,6 +131,6 @@ int backtrace_set_crash_callback(backtrace_crash_callback *callback, void *conte
 __attribute__((constructor))
 static void install_from_environment(void)
 {
-    if (environment_options()->handler)
+    if (environment_options()->handler == 1)
         backtrace_install_fatal_handler(NULL);
 }

@@ -65,7 +65,7 @@ Test(options, handler_options)
     struct options options;
     char error[256];
     options_defaults(&options);
-    cr_assert_eq(options.handler, 0);
+    cr_assert_eq(options.handler, -1);
     cr_assert_eq(options.signals, options_default_signals());
     cr_assert_eq(options.frames, 64);
     cr_assert_eq(options.modules, 1);

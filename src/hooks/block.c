@@ -1,0 +1,129 @@
+/* block.c: header, guards and fill patterns of the hook layer's blocks.
+ * World: signal-safe (pure memory work; the caller knows the memory is
+ * the block's). */
+#include "block.h"
+
+#include <string.h>
+
+void block_layout_init(struct block_layout *layout, size_t guard, uint32_t secret)
+{
+    layout->front_guard = (guard + 15) & ~(size_t)15;
+    layout->rear_guard = guard;
+    layout->secret = secret;
+}
+
+size_t block_front(const struct block_layout *layout, size_t alignment)
+{
+    size_t front = BLOCK_HEADER_SIZE + layout->front_guard;
+    return (front + alignment - 1) & ~(alignment - 1);
+}
+
+size_t block_real_size(const struct block_layout *layout, size_t size, size_t alignment)
+{
+    size_t extra = block_front(layout, alignment) + layout->rear_guard;
+    if (size > BLOCK_SIZE_MAX || size > SIZE_MAX - extra)
+        return 0;
+    return size + extra;
+}
+
+static unsigned log2_of(size_t power_of_two)
+{
+    return (unsigned)__builtin_ctzll((unsigned long long)power_of_two);
+}
+
+static uint32_t check_word(const struct block_layout *layout, uintptr_t user,
+                           const struct block_header *header)
+{
+    uint64_t h = header->size_and_state ^ ((uint64_t)header->alloc_stack << 32) ^ user;
+    h ^= layout->secret;
+    h *= 0xff51afd7ed558ccdu;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53u;
+    return (uint32_t)(h ^ (h >> 29));
+}
+
+void block_prepare(const struct block_layout *layout, uintptr_t user, size_t size,
+                   size_t alignment, stack_id alloc_stack, size_t usable)
+{
+    struct block_header *header = block_header_of(layout, user);
+    header->size_and_state = (uint64_t)size << 16 | (uint64_t)log2_of(alignment) << 8 | BLOCK_LIVE;
+    header->alloc_stack = alloc_stack;
+    header->check = check_word(layout, user, header);
+    memset((char *)user - layout->front_guard, FRONT_GUARD_PATTERN, layout->front_guard);
+    if (usable > size)
+        memset((char *)user + size, REAR_GUARD_PATTERN, usable - size);
+}
+
+void block_set_state(const struct block_layout *layout, uintptr_t user, enum block_state state)
+{
+    struct block_header *header = block_header_of(layout, user);
+    header->size_and_state = (header->size_and_state & ~(uint64_t)0xff) | (uint64_t)state;
+    header->check = check_word(layout, user, header);
+}
+
+int block_read(const struct block_layout *layout, uintptr_t user, struct block_facts *facts)
+{
+    struct block_header header;
+    memcpy(&header, block_header_of(layout, user), sizeof header);
+    if (header.check != check_word(layout, user, &header))
+        return 0;
+    unsigned state = (unsigned)(header.size_and_state & 0xff);
+    unsigned alignment_log2 = (unsigned)(header.size_and_state >> 8 & 0xff);
+    if ((state != BLOCK_LIVE && state != BLOCK_FREED) || alignment_log2 < 4 || alignment_log2 > 40)
+        return 0;
+    facts->size = (size_t)(header.size_and_state >> 16);
+    facts->alignment = (size_t)1 << alignment_log2;
+    facts->state = (enum block_state)state;
+    facts->alloc_stack = header.alloc_stack;
+    return 1;
+}
+
+uintptr_t block_real(const struct block_layout *layout, uintptr_t user, size_t alignment)
+{
+    return user - block_front(layout, alignment);
+}
+
+static int first_difference(const unsigned char *bytes, size_t count, int pattern, size_t *at)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (bytes[i] != (unsigned char)pattern) {
+            *at = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int block_guards_damaged(const struct block_layout *layout, uintptr_t user, size_t size,
+                         long *damage)
+{
+    size_t at;
+    /* In front, the damaged byte nearest the block: where an underflow began. */
+    const unsigned char *front = (const unsigned char *)user;
+    for (size_t back = 1; back <= layout->front_guard; back++) {
+        if (front[-(long)back] != FRONT_GUARD_PATTERN) {
+            *damage = -(long)back;
+            return 1;
+        }
+    }
+    if (first_difference((const unsigned char *)user + size, layout->rear_guard,
+                         REAR_GUARD_PATTERN, &at)) {
+        *damage = (long)(size + at);
+        return 1;
+    }
+    return 0;
+}
+
+void block_fill(uintptr_t user, size_t size, size_t limit, int byte)
+{
+    if (byte >= 0)
+        memset((void *)user, byte, size < limit ? size : limit);
+}
+
+int block_fill_changed(uintptr_t user, size_t size, size_t limit, int byte, size_t *changed)
+{
+    if (byte < 0)
+        return 0;
+    return first_difference((const unsigned char *)user, size < limit ? size : limit, byte,
+                            changed);
+}

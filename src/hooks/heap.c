@@ -1,0 +1,226 @@
+/* heap.c: recorded allocation and release: header, guards, registry,
+ * quarantine, and the checks that find heap errors.
+ * World: normal (it is the allocator); the checks it shares with the
+ * crash handler are signal-safe (block.c).
+ *
+ * A block is ours exactly when the block set has it. Anything else handed
+ * to free or realloc was allocated before the hook layer was ready (by the
+ * loader, another library's constructor) or with heap=0: it goes to glibc
+ * as it is, unless it is plainly not a block (misaligned) or points inside
+ * one of ours. */
+#define _GNU_SOURCE
+#include "heap.h"
+#include "block_set.h"
+#include "heap_report.h"
+#include "quarantine.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <string.h>
+
+/* glibc's malloc_usable_size, which ours replaces: its musable() on the
+ * chunk's size word (the 8 bytes before the pointer; bit 1 marks an mmapped
+ * chunk, whose header is 16 bytes, an arena chunk lends its successor's
+ * first 8). Computed here rather than reached with dlsym, which allocates
+ * and may take the loader's lock from inside malloc. */
+static size_t glibc_usable_size(void *real)
+{
+    size_t word = ((const size_t *)real)[-1];
+    size_t chunk = word & ~(size_t)7;
+    size_t overhead = (word & 2) ? 16 : 8;
+    return chunk > overhead ? chunk - overhead : 0;
+}
+
+static void *allocate_recorded(size_t size, size_t alignment, int with_stack)
+{
+    size_t real_size = block_real_size(&heap.layout, size, alignment);
+    if (real_size == 0) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    /* The library's own allocations (a report, the index build) are
+     * blocks like any other, without the cost of a stack. */
+    stack_id stack = with_stack ? heap_capture() : 0;
+    void *real = alignment <= 16 ? __libc_malloc(real_size)
+                                 : __libc_memalign(alignment, real_size);
+    if (real == NULL)
+        return NULL;
+    uintptr_t user = (uintptr_t)real + block_front(&heap.layout, alignment);
+    size_t usable = glibc_usable_size(real) - block_front(&heap.layout, alignment);
+    block_prepare(&heap.layout, user, size, alignment, stack, usable);
+    block_fill(user, size, heap.options.fill_max, heap.options.alloc_fill);
+    if (block_set_insert(user) != 0) {
+        __libc_free(real);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return (void *)user;
+}
+
+void *heap_allocate(size_t size, size_t alignment)
+{
+    if (!heap_ready())
+        return alignment <= 16 ? __libc_malloc(size) : __libc_memalign(alignment, size);
+    int with_stack = heap_busy == 0;
+    heap_busy++;
+    void *user = allocate_recorded(size, alignment, with_stack);
+    heap_busy--;
+    return user;
+}
+
+static void report(enum heap_error kind, uintptr_t address, uintptr_t block,
+                   const struct block_facts *facts, stack_id free_stack, const char *found)
+{
+    struct heap_error_facts error = {
+        .kind = kind, .address = address, .block = block,
+        .size = facts != NULL ? facts->size : 0,
+        .offset = (long)(address - block),
+        .alloc_stack = facts != NULL ? facts->alloc_stack : 0,
+        .free_stack = free_stack, .found = found,
+    };
+    heap_report_error(&error);
+}
+
+/* Guards, and for a freed block its fill: report what was damaged. */
+static void check_block(uintptr_t user, const struct block_facts *facts, stack_id free_stack,
+                        const char *found)
+{
+    long damage;
+    if (block_guards_damaged(&heap.layout, user, facts->size, &damage))
+        report(damage < 0 ? HEAP_UNDERFLOW : HEAP_OVERFLOW, user + (uintptr_t)damage, user,
+               facts, free_stack, found);
+    size_t changed;
+    if (facts->state == BLOCK_FREED &&
+        block_fill_changed(user, facts->size, heap.options.fill_max, heap.options.free_fill,
+                           &changed))
+        report(HEAP_USE_AFTER_FREE, user + changed, user, facts, free_stack, found);
+}
+
+/* Out of the quarantine: last checks, then back to glibc. */
+static void evict(const struct quarantined *block, void *context)
+{
+    (void)context;
+    struct block_facts facts;
+    if (block_read(&heap.layout, block->user, &facts)) {
+        check_block(block->user, &facts, block->free_stack, "at quarantine eviction");
+        block_set_remove(block->user);
+        __libc_free((void *)block_real(&heap.layout, block->user, facts.alignment));
+    } else {
+        /* The header was overwritten while the block sat freed: keep it out
+         * of glibc, whose free would trust what is there now. */
+        report(HEAP_DAMAGED_HEADER, block->user, block->user, NULL, block->free_stack,
+               "at quarantine eviction");
+        block_set_remove(block->user);
+    }
+}
+
+struct interior_search {
+    uintptr_t address;
+    uintptr_t block;
+    struct block_facts facts;
+};
+
+static int contains_address(uintptr_t block, void *context)
+{
+    struct interior_search *search = context;
+    struct block_facts facts;
+    if (search->address <= block || !block_read(&heap.layout, block, &facts) ||
+        search->address - block >= facts.size + (facts.size == 0))
+        return 0;
+    search->block = block;
+    search->facts = facts;
+    return 1;
+}
+
+/* Not ours: glibc's, unless it is plainly not a block pointer. */
+static void release_foreign(void *pointer)
+{
+    uintptr_t address = (uintptr_t)pointer;
+    if (heap.recording) {
+        struct interior_search search = { .address = address };
+        if (block_set_each(contains_address, &search)) {
+            report(HEAP_INTERIOR_FREE, address, search.block, &search.facts, 0, "at free");
+            return;
+        }
+        if (address % 16 != 0) {
+            report(HEAP_INVALID_FREE, address, 0, NULL, 0, "at free");
+            return;
+        }
+    }
+    __libc_free(pointer);
+}
+
+static void release_recorded(uintptr_t user, int with_stack)
+{
+    struct block_facts facts;
+    if (!block_read(&heap.layout, user, &facts)) {
+        report(HEAP_DAMAGED_HEADER, user, user, NULL, 0, "at free");
+        return; /* leaked on purpose: its bookkeeping cannot be trusted */
+    }
+    if (facts.state == BLOCK_FREED) {
+        struct quarantined earlier = { 0 };
+        quarantine_find(user, &earlier);
+        report(HEAP_DOUBLE_FREE, user, user, &facts, earlier.free_stack, "at free");
+        return;
+    }
+    check_block(user, &facts, 0, "at free");
+    struct quarantined block = { user, facts.size, with_stack ? heap_capture() : 0 };
+    block_set_state(&heap.layout, user, BLOCK_FREED);
+    block_fill(user, facts.size, heap.options.fill_max, heap.options.free_fill);
+    quarantine_push(&block, evict, NULL);
+}
+
+void heap_release(void *pointer)
+{
+    if (pointer == NULL)
+        return;
+    /* The set is asked even when busy or with heap=0 from the start: a
+     * block is ours by membership alone. */
+    int with_stack = heap_busy == 0;
+    heap_busy++;
+    if (heap.recording && block_set_contains((uintptr_t)pointer))
+        release_recorded((uintptr_t)pointer, with_stack);
+    else
+        release_foreign(pointer);
+    heap_busy--;
+}
+
+size_t heap_usable_size(void *pointer)
+{
+    if (pointer == NULL)
+        return 0;
+    struct block_facts facts;
+    if (heap.recording && block_set_contains((uintptr_t)pointer) &&
+        block_read(&heap.layout, (uintptr_t)pointer, &facts) && facts.state == BLOCK_LIVE)
+        return facts.size; /* what the user may use: the guard starts after it */
+    return glibc_usable_size(pointer);
+}
+
+void *heap_reallocate(void *pointer, size_t size)
+{
+    if (pointer == NULL)
+        return heap_allocate(size, 16);
+    int ours = heap.recording && block_set_contains((uintptr_t)pointer);
+    if (!ours) {
+        if (size == 0) {
+            heap_release(pointer);
+            return NULL;
+        }
+        return __libc_realloc(pointer, size); /* stays glibc's, unrecorded */
+    }
+    struct block_facts facts;
+    if (!block_read(&heap.layout, (uintptr_t)pointer, &facts) || facts.state != BLOCK_LIVE) {
+        heap_release(pointer); /* reports the damage or the double free */
+        return NULL;
+    }
+    if (size == 0) {
+        heap_release(pointer); /* glibc: realloc(p, 0) frees and returns NULL */
+        return NULL;
+    }
+    void *moved = heap_allocate(size, 16);
+    if (moved == NULL)
+        return NULL; /* the old block is untouched, as glibc leaves it */
+    memcpy(moved, pointer, facts.size < size ? facts.size : size);
+    heap_release(pointer);
+    return moved;
+}

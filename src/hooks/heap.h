@@ -1,0 +1,56 @@
+/* heap.h: the hook layer's allocator, between the entry points (malloc...,
+ * allocator.c) and glibc's allocator (__libc_malloc...). */
+#ifndef EXECINFO_EX_HEAP_H
+#define EXECINFO_EX_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "block.h"
+#include "../base/options.h"
+
+enum heap_phase { HEAP_UNINITIALISED, HEAP_INITIALISING, HEAP_READY };
+
+struct heap_state {
+    _Atomic int phase;
+    int recording;                 /* heap=1 and initialised: blocks are ours */
+    struct block_layout layout;
+    struct options options;
+    uintptr_t own_start, own_end;  /* this library's code: not the caller's frames */
+};
+
+extern struct heap_state heap;
+
+/* Set while the calling thread is inside the hook layer (or the core
+ * library working for it): its allocations pass straight through. */
+extern __thread int heap_busy __attribute__((tls_model("initial-exec")));
+
+/* Initialise on first use (from whichever allocation comes first, maybe
+ * inside the loader or a constructor). Returns 1 when recording is on. */
+int heap_ready(void);
+
+/* The calling thread's kernel id, cached. */
+uint32_t heap_thread_id(void);
+
+/* The stack of the calling code (frames of this library skipped), with the
+ * thread, as a depot id; 0 if it could not be stored. Signal-safe. */
+stack_id heap_capture(void);
+
+/* A stack id as frames: *THREAD gets the thread, FRAMES the addresses.
+ * Returns the frame count. Signal-safe. */
+int heap_stack_frames(stack_id id, uint32_t *thread, void **frames, int capacity);
+
+/* The defaults behind the hook pointers and the entry points. ALIGNMENT is
+ * a power of two >= 16. Errors as glibc's: NULL with errno ENOMEM. */
+void *heap_allocate(size_t size, size_t alignment);
+void heap_release(void *pointer);
+void *heap_reallocate(void *pointer, size_t size);
+size_t heap_usable_size(void *pointer);
+
+/* glibc's own allocator, which the hook layer forwards to. */
+void *__libc_malloc(size_t size);
+void __libc_free(void *pointer);
+void *__libc_realloc(void *pointer, size_t size);
+void *__libc_memalign(size_t alignment, size_t size);
+
+#endif

@@ -1,0 +1,131 @@
+/* heap_report.c: write a heap error with the stacks that explain it.
+ * World: signal-safe: it runs inside free() with the heap possibly
+ * damaged, so it uses only the stack buffer writer, the depot and the
+ * core library's AS-Safe printing.
+ *
+ * Text, one block of lines between "*** execinfo_ex: heap error" and
+ * "*** end of heap report" (docs/HEAP_REPORT.md); JSON is not written yet. */
+#define _GNU_SOURCE
+#include "heap_report.h"
+#include "heap.h"
+#include "../base/text_out.h"
+#include "execinfo_ex.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define REPORT_FRAMES 64
+
+static const char *const kind_names[] = {
+    [HEAP_DOUBLE_FREE] = "double-free",
+    [HEAP_INVALID_FREE] = "invalid-free",
+    [HEAP_INTERIOR_FREE] = "invalid-free-inside-block",
+    [HEAP_OVERFLOW] = "heap-buffer-overflow",
+    [HEAP_UNDERFLOW] = "heap-buffer-underflow",
+    [HEAP_USE_AFTER_FREE] = "heap-use-after-free",
+    [HEAP_DAMAGED_HEADER] = "heap-metadata-damaged",
+};
+
+static int open_destination(void)
+{
+    const struct options *options = &heap.options;
+    if (options->report[0] == '\0')
+        return STDERR_FILENO;
+    /* Appended: a run may find several errors before it ends. */
+    int fd = open(options->report, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat status;
+    if (fd >= 0 && (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) ||
+                    status.st_uid != geteuid() || status.st_nlink != 1)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd >= 0 ? fd : STDERR_FILENO;
+}
+
+static void put_signed(struct text_out *out, long value)
+{
+    if (value < 0) {
+        text_out_char(out, '-');
+        text_out_decimal(out, (uint64_t)-(value + 1) + 1);
+    } else {
+        text_out_decimal(out, (uint64_t)value);
+    }
+}
+
+static void put_hex(struct text_out *out, uintptr_t value)
+{
+    text_out_string(out, "0x");
+    text_out_hex(out, value);
+}
+
+static void text_stack(struct text_out *out, int fd, const char *title, stack_id id)
+{
+    void *frames[REPORT_FRAMES];
+    uint32_t thread;
+    int count = heap_stack_frames(id, &thread, frames, REPORT_FRAMES);
+    if (count <= 0)
+        return;
+    text_out_string(out, "*** ");
+    text_out_string(out, title);
+    text_out_string(out, " by thread ");
+    text_out_decimal(out, thread);
+    text_out_string(out, ":\n");
+    text_out_end_line(out);
+    text_out_flush(out);
+    backtrace_print_fd(frames, count, 0, fd);
+}
+
+static void text_report(int fd, const struct heap_error_facts *facts)
+{
+    char buffer[1024];
+    struct text_out out;
+    text_out_init_fd(&out, fd, buffer, sizeof buffer);
+    text_out_string(&out, "*** execinfo_ex: heap error: ");
+    text_out_string(&out, kind_names[facts->kind]);
+    text_out_string(&out, " at ");
+    put_hex(&out, facts->address);
+    text_out_string(&out, " (found ");
+    text_out_string(&out, facts->found);
+    text_out_string(&out, ")\n");
+    if (facts->block != 0) {
+        text_out_string(&out, "*** block ");
+        put_hex(&out, facts->block);
+        text_out_string(&out, " of ");
+        text_out_decimal(&out, facts->size);
+        text_out_string(&out, " bytes; the address is at offset ");
+        put_signed(&out, facts->offset);
+        text_out_string(&out, facts->offset >= 0 && (size_t)facts->offset >= facts->size
+                                  ? " (past its end)\n" : facts->offset < 0
+                                  ? " (before its start)\n" : " (inside it)\n");
+    }
+    text_out_string(&out, "*** pid ");
+    text_out_decimal(&out, (uint64_t)getpid());
+    text_out_string(&out, ", thread ");
+    text_out_decimal(&out, heap_thread_id());
+    text_out_string(&out, "\n*** here:\n");
+    text_out_end_line(&out);
+    text_out_flush(&out);
+    void *frames[REPORT_FRAMES];
+    uint32_t thread;
+    stack_id here = heap_capture();
+    int count = heap_stack_frames(here, &thread, frames, REPORT_FRAMES);
+    backtrace_print_fd(frames, count, 0, fd);
+    text_stack(&out, fd, "allocated", facts->alloc_stack);
+    text_stack(&out, fd, "freed", facts->free_stack);
+    text_out_string(&out, "*** end of heap report\n");
+    text_out_flush(&out);
+}
+
+void heap_report_error(const struct heap_error_facts *facts)
+{
+    heap_busy++;
+    int fd = open_destination();
+    text_report(fd, facts);
+    if (fd != STDERR_FILENO)
+        close(fd);
+    heap_busy--;
+    if (heap.options.on_error == HEAP_ERROR_ABORT)
+        abort();
+}

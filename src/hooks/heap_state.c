@@ -1,0 +1,145 @@
+/* heap_state.c: the hook layer's state, its initialisation, and the stack
+ * of each allocation.
+ * World: initialisation normal (options, mmap); heap_capture signal-safe.
+ *
+ * Initialisation happens at the first allocation, which may come from the
+ * loader or from another library's constructor before ours ran; while it
+ * runs (and on other threads meanwhile) allocations pass through to glibc
+ * unrecorded, and are recognised as not ours when freed later. */
+#define _GNU_SOURCE
+#include "heap.h"
+#include "block_set.h"
+#include "quarantine.h"
+#include "../base/environment.h"
+#include "execinfo_ex.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEPOT_RESERVE ((size_t)1 << 30)   /* address space; committed as used */
+
+struct heap_state heap;
+__thread int heap_busy __attribute__((tls_model("initial-exec")));
+static __thread uint32_t cached_thread_id __attribute__((tls_model("initial-exec")));
+
+static void before_fork(void)
+{
+    quarantine_lock();
+    block_set_lock_all();
+}
+
+static void after_fork_in_parent(void)
+{
+    block_set_unlock_all();
+    quarantine_unlock();
+}
+
+static void after_fork_in_child(void)
+{
+    block_set_unlock_all();
+    quarantine_unlock();
+    cached_thread_id = 0; /* the child's thread has a new id */
+}
+
+static uint32_t make_secret(void)
+{
+    uint32_t secret;
+    if (getrandom(&secret, sizeof secret, GRND_NONBLOCK) == sizeof secret)
+        return secret;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint32_t)now.tv_nsec ^ (uint32_t)getpid() << 16;
+}
+
+static void find_own_code(void)
+{
+    struct dl_find_object object;
+    if (_dl_find_object((void *)find_own_code, &object) == 0) {
+        heap.own_start = (uintptr_t)object.dlfo_map_start;
+        heap.own_end = (uintptr_t)object.dlfo_map_end;
+    }
+}
+
+/* Loading the hooks is enough to get crash reports too, unless handler=0.
+ * A constructor, not the first malloc: installing builds the index. */
+__attribute__((constructor))
+static void install_fatal_handler(void)
+{
+    heap_ready();
+    if (heap.options.handler != 0) {
+        heap_busy++;
+        backtrace_install_fatal_handler(NULL);
+        heap_busy--;
+    }
+}
+
+static void initialise(void)
+{
+    heap.options = *environment_options();
+    block_layout_init(&heap.layout, heap.options.guard, make_secret());
+    find_own_code();
+    int recording = heap.options.heap && stack_depot_init(DEPOT_RESERVE) == 0 &&
+                    quarantine_init(heap.options.quarantine) == 0;
+    pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+    heap.recording = recording;
+}
+
+int heap_ready(void)
+{
+    int phase = atomic_load_explicit(&heap.phase, memory_order_acquire);
+    if (phase == HEAP_READY)
+        return heap.recording;
+    int expected = HEAP_UNINITIALISED;
+    if (phase == HEAP_UNINITIALISED &&
+        atomic_compare_exchange_strong(&heap.phase, &expected, HEAP_INITIALISING)) {
+        heap_busy++;
+        initialise();
+        heap_busy--;
+        atomic_store_explicit(&heap.phase, HEAP_READY, memory_order_release);
+        return heap.recording;
+    }
+    return 0; /* another thread is initialising: pass through meanwhile */
+}
+
+uint32_t heap_thread_id(void)
+{
+    if (cached_thread_id == 0)
+        cached_thread_id = (uint32_t)gettid();
+    return cached_thread_id;
+}
+
+/* The depot entry: the thread first, then the frames. */
+stack_id heap_capture(void)
+{
+    void *frames[STACK_DEPOT_MAX_FRAMES + 9];   /* one slot before for the thread */
+    int wanted = heap.options.heap_frames + 8;
+    int count = backtrace(frames + 1, wanted);
+    int skip = 0;
+    while (skip < count && (uintptr_t)frames[1 + skip] >= heap.own_start &&
+           (uintptr_t)frames[1 + skip] < heap.own_end)
+        skip++;
+    int kept = count - skip;
+    if (kept > heap.options.heap_frames)
+        kept = heap.options.heap_frames;
+    frames[skip] = (void *)(uintptr_t)heap_thread_id();
+    return stack_depot_put(frames + skip, kept + 1);
+}
+
+int heap_stack_frames(stack_id id, uint32_t *thread, void **frames, int capacity)
+{
+    void *entry[STACK_DEPOT_MAX_FRAMES];
+    int count = stack_depot_get(id, entry, STACK_DEPOT_MAX_FRAMES);
+    if (count <= 0) {
+        *thread = 0;
+        return 0;
+    }
+    *thread = (uint32_t)(uintptr_t)entry[0];
+    int n = count - 1 < capacity ? count - 1 : capacity;
+    for (int i = 0; i < n; i++)
+        frames[i] = entry[1 + i];
+    return n;
+}

@@ -1,0 +1,47 @@
+/* stack_depot.h: every distinct call stack stored once, named by a 32-bit id.
+ *
+ * The heap hooks give each allocation the id of its stack instead of the
+ * frames themselves; the crash handler turns ids back into frames. Stacks
+ * are never removed: the depot only grows, until its reserve is used up. */
+#ifndef EXECINFO_EX_STACK_DEPOT_H
+#define EXECINFO_EX_STACK_DEPOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Frames kept of a stack; a longer one is truncated to its first 64. */
+#define STACK_DEPOT_MAX_FRAMES 64
+
+typedef uint32_t stack_id;   /* 0: no stack */
+
+/* Map an arena of RESERVE_BYTES (MAP_NORESERVE: pages are committed as
+ * stacks arrive; capped at 32 GiB, what 32-bit ids can name) and the hash
+ * buckets (4 MiB, also reserved only). Idempotent: once it succeeded, later
+ * calls return 0 and keep the first reserve. Returns 0, -EINVAL for a
+ * reserve smaller than one 64-frame stack, or mmap's -errno (a later call
+ * may try again). World: normal (mmap); thread-safe (a caller that finds
+ * another thread mapping waits for it). */
+int stack_depot_init(size_t reserve_bytes);
+
+/* The id of the first COUNT frames of FRAMES (at most 64 are kept), stored
+ * now if this stack is new. Returns 0 if the depot is not initialised,
+ * COUNT <= 0, or the arena is full. World: signal-safe; lock-free,
+ * malloc-free, thread-safe. */
+stack_id stack_depot_put(void *const *frames, int count);
+
+/* Copy up to CAPACITY frames of stack ID into FRAMES and return the
+ * stack's full frame count; 0 for id 0, an id that does not name a stored
+ * stack (out of range, not the start of an entry) or a damaged entry.
+ * World: signal-safe; every read is checked, so any id is safe to pass. */
+int stack_depot_get(stack_id id, void **frames, int capacity);
+
+struct stack_depot_stats {
+    size_t stacks;          /* distinct stacks published */
+    size_t bytes_used;      /* of the arena, entries wasted by races included */
+    size_t bytes_reserved;  /* the arena's size; 0 before init */
+};
+
+/* World: signal-safe (atomic loads). */
+void stack_depot_stats(struct stack_depot_stats *out);
+
+#endif
