@@ -109,6 +109,8 @@ HOOKS_SHARED   := $(BUILD)/libexecinfo_ex_hooks.so.$(VERSION)
 # For the unit tests of tests/unit/hooks_*.c: the modules without the
 # entry points, so that a test program keeps glibc's malloc.
 HOOKS_INTERNAL := $(BUILD)/libexecinfo_ex_hooks_internal.a
+HOOKS_REPLACED := malloc free calloc realloc reallocarray posix_memalign memalign \
+	aligned_alloc valloc pvalloc malloc_usable_size
 
 $(HOOKS_SHARED): $(HOOKS_OBJECTS) $(HOOKS_BASE) src/hooks/exports.map $(BUILD)/libexecinfo_ex.so
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(HOOKS_SONAME) -Wl,--version-script,src/hooks/exports.map \
@@ -172,8 +174,13 @@ install: all
 	ln -sf libexecinfo_ex.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libexecinfo_ex.so
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(HOOKS_SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf libexecinfo_ex_hooks.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(HOOKS_SONAME)
+	ln -sf $(HOOKS_SONAME) $(DESTDIR)$(LIBDIR)/libexecinfo_ex_hooks.so
 	$(PC_SUBSTITUTE) execinfo_ex.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc
-	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc
+	$(PC_SUBSTITUTE) execinfo_ex_hooks.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc
 	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 examples/*.c $(DESTDIR)$(DOCDIR)/examples/
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
@@ -181,7 +188,8 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/execinfo_ex.h \
 	      $(DESTDIR)$(LIBDIR)/libexecinfo_ex.so* $(DESTDIR)$(LIBDIR)/libexecinfo_ex.a \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc \
+	      $(DESTDIR)$(LIBDIR)/libexecinfo_ex_hooks.so* $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc
 	rm -f $(patsubst man/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(MAN3))
 	rm -f $(patsubst man/man1/%,$(DESTDIR)$(MANDIR)/man1/%,$(MAN1)) $(DESTDIR)$(BINDIR)/execinfo_ex_run
 	rm -rf $(DESTDIR)$(DOCDIR)

@@ -65,7 +65,8 @@ test-stress: $(STRESS_TESTS)
 
 test-checks: all
 	sh tests/tools/check_signal_safe.sh $(SAFE_OBJECTS)
-	sh tests/tools/check_exports.sh $(SHARED) src/exports.map
+	sh tests/tools/check_exports.sh $(SHARED) src/exports.map pthread_create
+	sh tests/tools/check_exports.sh $(HOOKS_SHARED) src/hooks/exports.map $(HOOKS_REPLACED)
 
 test-integration: all
 	sh tests/integration/run.sh
