@@ -52,6 +52,12 @@ void backtrace_symbols_fd(void *const *buffer, int size, int fd);
 
 /* ---- extensions -------------------------------------------------------- */
 
+/* backtrace without the SKIP innermost frames (SKIP 0: the same as
+ * backtrace), for a wrapper that should not show itself. It is also the
+ * name to call from a library: "backtrace" may bind to glibc's, which
+ * comes earlier in the lookup order. AS-Safe. MT-Safe. */
+int backtrace_skip(void **buffer, int size, int skip);
+
 /* For an SA_SIGINFO handler: store up to SIZE addresses of the context
  * UCONTEXT (the handler's third argument). The first is the interrupted
  * instruction itself, the next ones return addresses; the handler's own

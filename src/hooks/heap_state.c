@@ -117,7 +117,7 @@ stack_id heap_capture(void)
 {
     void *frames[STACK_DEPOT_MAX_FRAMES + 9];   /* one slot before for the thread */
     int wanted = heap.options.heap_frames + 8;
-    int count = backtrace(frames + 1, wanted);
+    int count = backtrace_skip(frames + 1, wanted, 0);
     int skip = 0;
     while (skip < count && (uintptr_t)frames[1 + skip] >= heap.own_start &&
            (uintptr_t)frames[1 + skip] < heap.own_end)

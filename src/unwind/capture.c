@@ -46,6 +46,20 @@ int capture_backtrace(void **buffer, int size)
     return count;
 }
 
+/* backtrace without the SKIP innermost frames. A name of our own as well:
+ * the hooks library would otherwise bind "backtrace" to glibc's, which
+ * comes first in the process's lookup order. */
+__attribute__((visibility("default")))
+int backtrace_skip(void **buffer, int size, int skip)
+{
+    int saved_errno = errno;
+    if (size <= 0 || buffer == NULL)
+        return 0;
+    int count = walk_from_here(buffer, size, 1 + (skip > 0 ? skip : 0));
+    errno = saved_errno;
+    return count;
+}
+
 /* The public name is an alias, so that calls from inside the library do
  * not go through the PLT to whatever backtrace a program interposes. */
 __attribute__((visibility("default"), alias("capture_backtrace")))

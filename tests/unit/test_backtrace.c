@@ -63,6 +63,32 @@ Test(backtrace, first_frame_is_the_caller_then_its_callers)
     cr_assert(address_in(captured[2], (void *)global_outer, 64));
 }
 
+static void *skipped[64];
+static int skipped_count, unskipped_count;
+
+__attribute__((noinline)) static void capture_both(int skip)
+{
+    skipped_count = backtrace_skip(skipped, 64, skip);
+    unskipped_count = backtrace_skip(captured, 64, 0);
+    __asm__ volatile("" ::: "memory");
+}
+
+Test(backtrace, skip_drops_the_innermost_frames)
+{
+    capture_both(2);
+    cr_assert_gt(unskipped_count, 4);
+    cr_assert(address_in(captured[0], (void *)capture_both, 64), "skip 0 is backtrace");
+    cr_assert_eq(skipped_count, unskipped_count - 2);
+    /* From the caller's caller on the two agree (the outermost frames). */
+    for (int i = 2; i < unskipped_count; i++)
+        cr_assert_eq(skipped[i - 2], captured[i], "frame %d", i);
+    cr_assert_eq(backtrace_skip(skipped, 0, 1), 0);
+    cr_assert_eq(backtrace_skip(NULL, 4, 1), 0);
+    capture_both(-3); /* a negative skip is none */
+    cr_assert_eq(skipped_count, unskipped_count);
+    cr_assert(address_in(skipped[0], (void *)capture_both, 64));
+}
+
 Test(backtrace, size_zero_or_negative_stores_nothing)
 {
     void *buffer[4] = { (void *)1, (void *)1, (void *)1, (void *)1 };
