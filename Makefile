@@ -71,7 +71,8 @@ SHARED      := $(BUILD)/libexecinfo_ex.so.$(VERSION)
 STATIC      := $(BUILD)/libexecinfo_ex.a
 
 .PHONY: all demo test test-unit test-checks test-integration test-stress bench install uninstall clean
-all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/libexecinfo_ex_hooks.so $(HOOKS_INTERNAL) \
+all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/libexecinfo_ex_hooks.so \
+	$(BUILD)/libexecinfo_ex_hooks_internal.a
 	$(BUILD)/bin/execinfo_ex_run
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
