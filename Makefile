@@ -72,7 +72,7 @@ STATIC      := $(BUILD)/libexecinfo_ex.a
 
 .PHONY: all demo test test-unit test-checks test-integration test-stress bench install uninstall clean
 all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/libexecinfo_ex_hooks.so \
-	$(BUILD)/libexecinfo_ex_hooks_internal.a
+	$(BUILD)/libexecinfo_ex_hooks_internal.a \
 	$(BUILD)/bin/execinfo_ex_run
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
