@@ -54,11 +54,18 @@ void block_prepare(const struct block_layout *layout, uintptr_t user, size_t siz
         memset((char *)user + size, REAR_GUARD_PATTERN, usable - size);
 }
 
-void block_set_state(const struct block_layout *layout, uintptr_t user, enum block_state state)
+int block_claim_free(const struct block_layout *layout, uintptr_t user)
 {
     struct block_header *header = block_header_of(layout, user);
-    header->size_and_state = (header->size_and_state & ~(uint64_t)0xff) | (uint64_t)state;
+    uint64_t live = __atomic_load_n(&header->size_and_state, __ATOMIC_ACQUIRE);
+    if ((live & 0xff) != BLOCK_LIVE)
+        return 0;
+    uint64_t freed = (live & ~(uint64_t)0xff) | BLOCK_FREED;
+    if (!__atomic_compare_exchange_n(&header->size_and_state, &live, freed, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return 0;
     header->check = check_word(layout, user, header);
+    return 1;
 }
 
 int block_read(const struct block_layout *layout, uintptr_t user, struct block_facts *facts)

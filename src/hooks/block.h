@@ -57,8 +57,9 @@ static inline struct block_header *block_header_of(const struct block_layout *la
 void block_prepare(const struct block_layout *layout, uintptr_t user, size_t size,
                    size_t alignment, stack_id alloc_stack, size_t usable);
 
-/* Change the state (LIVE to FREED), keeping the check word valid. */
-void block_set_state(const struct block_layout *layout, uintptr_t user, enum block_state state);
+/* Move a LIVE block to FREED atomically: 1 for the one caller that did,
+ * 0 if another thread freed it first (a racing double free). */
+int block_claim_free(const struct block_layout *layout, uintptr_t user);
 
 /* What a header says, if its check word holds. Signal-safe. */
 struct block_facts {

@@ -163,9 +163,13 @@ static void release_recorded(uintptr_t user, int with_stack)
         report(HEAP_DOUBLE_FREE, user, user, &facts, earlier.free_stack, "at free");
         return;
     }
+    if (!block_claim_free(&heap.layout, user)) {
+        /* Another thread freed it between our read and now. */
+        report(HEAP_DOUBLE_FREE, user, user, &facts, 0, "at free");
+        return;
+    }
     check_block(user, &facts, 0, "at free");
     struct quarantined block = { user, facts.size, with_stack ? heap_capture() : 0 };
-    block_set_state(&heap.layout, user, BLOCK_FREED);
     block_fill(user, facts.size, heap.options.fill_max, heap.options.free_fill);
     quarantine_push(&block, evict, NULL);
 }
@@ -189,10 +193,14 @@ size_t heap_usable_size(void *pointer)
 {
     if (pointer == NULL)
         return 0;
-    struct block_facts facts;
-    if (heap.recording && block_set_contains((uintptr_t)pointer) &&
-        block_read(&heap.layout, (uintptr_t)pointer, &facts) && facts.state == BLOCK_LIVE)
-        return facts.size; /* what the user may use: the guard starts after it */
+    if (heap.recording && block_set_contains((uintptr_t)pointer)) {
+        /* What the user may use: the guard starts right after it. A freed
+         * (quarantined) or damaged block has nothing usable. */
+        struct block_facts facts;
+        int live = block_read(&heap.layout, (uintptr_t)pointer, &facts) &&
+                   facts.state == BLOCK_LIVE;
+        return live ? facts.size : 0;
+    }
     return glibc_usable_size(pointer);
 }
 
