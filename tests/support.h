@@ -4,53 +4,6 @@
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
-/* ---- crashing for real in a child process ---- */
-
-struct child_result {
-    int status;
-    char output[1 << 16];
-};
-
-/* Run BODY(CONTEXT) in a child whose stderr is a pipe; wait for it. The
- * Criterion test's timeout bounds a child that hangs. */
-static inline void run_child(void (*body)(void *), void *context, struct child_result *result)
-{
-    int pipe_fds[2];
-    cr_assert_eq(pipe(pipe_fds), 0);
-    pid_t child = fork();
-    cr_assert_geq(child, 0);
-    if (child == 0) {
-        close(pipe_fds[0]);
-        dup2(pipe_fds[1], 2);
-        body(context);
-        _exit(0);
-    }
-    close(pipe_fds[1]);
-    read_all(pipe_fds[0], result->output, sizeof result->output);
-    close(pipe_fds[0]);
-    cr_assert_eq(waitpid(child, &result->status, 0), child);
-}
-
-static inline void assert_died_by(const struct child_result *result, int signo)
-{
-    cr_assert(WIFSIGNALED(result->status) && WTERMSIG(result->status) == signo,
-              "status 0x%x, want death by %d; output:\n%s", result->status, signo, result->output);
-}
-
-static inline void assert_exited_with(const struct child_result *result, int code)
-{
-    cr_assert(WIFEXITED(result->status) && WEXITSTATUS(result->status) == code,
-              "status 0x%x, want exit %d; output:\n%s", result->status, code, result->output);
-}
-
-static inline int count_of(const char *text, const char *needle)
-{
-    int count = 0;
-    for (const char *at = strstr(text, needle); at != NULL; at = strstr(at + 1, needle))
-        count++;
-    return count;
-}
-
 #endif
 #include <criterion/criterion.h>
 #include <errno.h>
