@@ -31,7 +31,7 @@ $(BUILD)/tests/heap_misuse: tests/fixtures/heap_misuse.c all
 
 # -rdynamic: so that glibc's backtrace_symbols can name the same frames,
 # for the line-for-line comparison; the integration tests build without it.
-$(BUILD)/tests/test_%: tests/unit/test_%.c tests/support.h all $(TEST_FIXTURES)
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/support.h tests/crash_helpers.h all $(TEST_FIXTURES)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -rdynamic $< -o $@ -L$(BUILD) -lexecinfo_ex \
 		-Wl,-rpath,$(CURDIR)/$(BUILD) $(TEST_LIBS)

@@ -14,19 +14,9 @@
 #include <sys/wait.h>
 
 #include "support.h"
-
-static void install_or_exit(const char *options)
-{
-    if (backtrace_install_fatal_handler(options) != 0)
-        _exit(99);
-}
+#include "crash_helpers.h"
 
 /* ---- real faults of every kind ---- */
-
-__attribute__((noinline)) static void write_to_null(void)
-{
-    *(volatile int *)16 = 1;
-}
 
 static void crash_null_write(void *context)
 {

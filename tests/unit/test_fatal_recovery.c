@@ -11,17 +11,7 @@
 #include <sys/stat.h>
 
 #include "support.h"
-
-static void install_or_exit(const char *options)
-{
-    if (backtrace_install_fatal_handler(options) != 0)
-        _exit(99);
-}
-
-__attribute__((noinline)) static void write_to_null(void)
-{
-    *(volatile int *)16 = 1;
-}
+#include "crash_helpers.h"
 
 /* ---- a sent signal the program ignores ---- */
 
