@@ -156,9 +156,16 @@ int block_set_remove(uintptr_t block)
     return removed;
 }
 
+/* A hit needs no lock: the block was in the set, and only a racing free
+ * of the same block (a double free, reported as one) can see it leave.
+ * A miss may be a member moved by a concurrent delete: asked again under
+ * the lock. Old tables are never unmapped, so reading one is safe. */
 int block_set_contains(uintptr_t block)
 {
     struct shard *shard = shard_of(block);
+    struct table *seen = atomic_load_explicit(&shard->table, memory_order_acquire);
+    if (seen != NULL && find(seen, block) != SIZE_MAX)
+        return 1;
     pthread_mutex_lock(&shard->lock);
     struct table *table = atomic_load_explicit(&shard->table, memory_order_relaxed);
     int found = table != NULL && find(table, block) != SIZE_MAX;
