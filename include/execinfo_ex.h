@@ -180,6 +180,21 @@ extern void *(*volatile __realloc_hook)(void *pointer, size_t size, const void *
 extern void (*volatile __free_hook)(void *pointer, const void *caller);
 extern void *(*volatile __memalign_hook)(size_t alignment, size_t size, const void *caller);
 
+/* Describe the heap block that owns ADDRESS, or the nearest one within 4
+ * KiB of it, to FD: where ADDRESS is relative to it, its size, whether it
+ * is live or freed, and the stacks that allocated (and freed) it. Returns
+ * 1 if a block was described, 0 if none is there, -1 without recording
+ * (heap=0, or the hooks library not loaded: then this symbol is absent).
+ * AS-Safe (a scan of every block: milliseconds for a large heap). MT-Safe.
+ * Defined by libexecinfo_ex_hooks.so. */
+int backtrace_heap_describe(const void *address, int fd);
+
+/* Check the guards of every block (and the fill of every freed one) now,
+ * writing one entry per damaged block to FD with its allocating stack.
+ * Returns how many are damaged, or -1 without recording. Never aborts.
+ * AS-Safe. MT-Safe. Defined by libexecinfo_ex_hooks.so. */
+int backtrace_heap_check(int fd);
+
 #ifdef __cplusplus
 }
 #endif

@@ -47,6 +47,10 @@ void heap_release(void *pointer);
 void *heap_reallocate(void *pointer, size_t size);
 size_t heap_usable_size(void *pointer);
 
+/* Give the fatal handler the heap's part of a crash report (the crash
+ * callback; a program that sets its own replaces it). Normal world. */
+void heap_inspect_install(void);
+
 /* glibc's own allocator, which the hook layer forwards to. */
 void *__libc_malloc(size_t size);
 void __libc_free(void *pointer);

@@ -28,6 +28,11 @@ static const char *const kind_names[] = {
     [HEAP_DAMAGED_HEADER] = "heap-metadata-damaged",
 };
 
+const char *heap_error_name(enum heap_error kind)
+{
+    return kind_names[kind];
+}
+
 static int open_destination(void)
 {
     const struct options *options = &heap.options;
@@ -44,7 +49,7 @@ static int open_destination(void)
     return fd >= 0 ? fd : STDERR_FILENO;
 }
 
-static void put_signed(struct text_out *out, long value)
+void heap_report_signed(struct text_out *out, long value)
 {
     if (value < 0) {
         text_out_char(out, '-');
@@ -60,7 +65,7 @@ static void put_hex(struct text_out *out, uintptr_t value)
     text_out_hex(out, value);
 }
 
-static void text_stack(struct text_out *out, int fd, const char *title, stack_id id)
+void heap_report_stack(struct text_out *out, int fd, const char *title, stack_id id)
 {
     void *frames[REPORT_FRAMES];
     uint32_t thread;
@@ -95,7 +100,7 @@ static void text_report(int fd, const struct heap_error_facts *facts)
         text_out_string(&out, " of ");
         text_out_decimal(&out, facts->size);
         text_out_string(&out, " bytes; the address is at offset ");
-        put_signed(&out, facts->offset);
+        heap_report_signed(&out, facts->offset);
         text_out_string(&out, facts->offset >= 0 && (size_t)facts->offset >= facts->size
                                   ? " (past its end)\n" : facts->offset < 0
                                   ? " (before its start)\n" : " (inside it)\n");
@@ -112,8 +117,8 @@ static void text_report(int fd, const struct heap_error_facts *facts)
     stack_id here = heap_capture();
     int count = heap_stack_frames(here, &thread, frames, REPORT_FRAMES);
     backtrace_print_fd(frames, count, 0, fd);
-    text_stack(&out, fd, "allocated", facts->alloc_stack);
-    text_stack(&out, fd, "freed", facts->free_stack);
+    heap_report_stack(&out, fd, "allocated", facts->alloc_stack);
+    heap_report_stack(&out, fd, "freed", facts->free_stack);
     text_out_string(&out, "*** end of heap report\n");
     text_out_flush(&out);
 }

@@ -27,6 +27,16 @@ struct heap_error_facts {
     const char *found;          /* "at free", "at quarantine eviction", ... */
 };
 
+struct text_out;
+
+/* "*** TITLE by thread N:" and the frames of stack ID, to FD through OUT
+ * (flushed first); nothing for an unknown id. Signal-safe. */
+void heap_report_stack(struct text_out *out, int fd, const char *title, stack_id id);
+void heap_report_signed(struct text_out *out, long value);
+
+/* The kind's name in reports ("double-free"...). */
+const char *heap_error_name(enum heap_error kind);
+
 /* Write the report (with the current stack) and then, with on_error=abort,
  * abort. World: signal-safe (text_out, backtrace_print_fd). */
 void heap_report_error(const struct heap_error_facts *facts);

@@ -73,6 +73,8 @@ static void install_fatal_handler(void)
     if (heap.options.handler != 0) {
         heap_busy++;
         backtrace_install_fatal_handler(NULL);
+        if (heap.recording)
+            heap_inspect_install();
         heap_busy--;
     }
 }

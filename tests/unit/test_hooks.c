@@ -202,6 +202,54 @@ Test(hooks, fork_with_allocations_in_flight, .timeout = 120)
     cr_assert_null(strstr(result.output, "heap error"), "%s", result.output);
 }
 
+/* ---- the heap asked about, and in crash reports ---- */
+
+Test(hooks, describe_names_the_block_around_an_address, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("describe", NULL, NULL, &result);
+    assert_exited_with(&result, 0);
+    assert_in(result.output, " 6 bytes past the end of a live 24-byte block at 0x");
+    assert_in(result.output, " is at offset 5 inside a live 24-byte block at 0x");
+    assert_stack_names(result.output, "*** allocated by thread ", "(allocate_victim+");
+}
+
+Test(hooks, check_finds_a_damaged_guard_now, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("check", NULL, NULL, &result);
+    assert_exited_with(&result, 0);
+    assert_in(result.output, "*** heap-buffer-overflow: live 24-byte block at 0x");
+    assert_in(result.output, ", damaged at offset 25\n");
+    assert_stack_names(result.output, "*** allocated by thread ", "(allocate_victim+");
+}
+
+Test(hooks, a_fault_near_a_block_names_it_in_the_crash_report, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("crash_near_block", NULL, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    const char *report = strstr(result.output, "fatal signal 11 (SIGSEGV), code 2 (SEGV_ACCERR)");
+    cr_assert_not_null(report, "%s", result.output);
+    assert_in(report, "*** heap: the fault address\n");
+    assert_in(report, " 8 bytes past the end of a live 24-byte block at 0x");
+    assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
+    assert_in(report, "*** end of report");
+}
+
+Test(hooks, a_crash_for_another_reason_still_shows_the_overflow, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("crash_after_overflow", NULL, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    const char *report = strstr(result.output, "fatal signal 11 (SIGSEGV)");
+    cr_assert_not_null(report, "%s", result.output);
+    assert_in(report, "*** is in no heap block nor near one\n");
+    assert_in(report, "*** heap-buffer-overflow: live 24-byte block at 0x");
+    assert_in(report, ", damaged at offset 26\n");
+    assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
+}
+
 /* ---- programs nobody here wrote, preloaded ---- */
 
 static void run_shell(const char *command, char *output, size_t capacity, int *status)
