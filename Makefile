@@ -24,6 +24,7 @@ LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP
 SIGNAL_SAFE_SOURCES := \
 	src/base/fd_write.c \
 	src/base/text_out.c \
+	src/base/json_out.c \
 	src/base/maps_reader.c \
 	src/unwind/capture.c \
 	src/unwind/stack_walk.c \
@@ -34,6 +35,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/symbolize/lookup.c \
 	src/symbolize/maps_fallback.c \
 	src/symbolize/frame_format.c \
+	src/symbolize/frame_json.c \
 	src/symbolize/symbols_fd.c \
 	src/base/utc_time.c \
 	src/fatal/signal_names.c \

@@ -83,6 +83,11 @@ void print_trace_fd(int fd);
 void backtrace_print_fd(void *const *buffer, int size, int flags, int fd);
 
 #define BACKTRACE_FIRST_IS_PC 1
+/* FLAGS bit for backtrace_print_fd: write one JSON array instead, one frame
+ * object a line, {"address","module","function","offset","file","line"}
+ * as in the JSON crash report (docs/CRASH_REPORT.md); "[]" for no frames.
+ * No newline after the array: it is meant to go inside an object. */
+#define BACKTRACE_JSON 2
 
 /* Install the fatal-signal handler: on SIGSEGV, SIGBUS, SIGILL, SIGFPE,
  * SIGABRT, SIGTRAP and SIGSYS (by default) it writes one report (signal,

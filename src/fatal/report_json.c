@@ -3,57 +3,12 @@
  * Schema: docs/CRASH_REPORT.md. */
 #include "report.h"
 #include "signal_names.h"
+#include "../base/json_out.h"
 #include "../base/utc_time.h"
+#include "../symbolize/frame_json.h"
 #include "../symbolize/lookup.h"
 
 #define MODULES_MAX 32
-
-static void json_string(struct text_out *out, const char *text)
-{
-    static const char digits[] = "0123456789abcdef";
-    if (text == NULL) {
-        text_out_string(out, "null");
-        return;
-    }
-    text_out_char(out, '"');
-    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-        if (*c == '"' || *c == '\\') {
-            text_out_char(out, '\\');
-            text_out_char(out, (char)*c);
-        } else if (*c < 0x20 || *c == 0x7f) {
-            char escape[6] = { '\\', 'u', '0', '0', digits[*c >> 4], digits[*c & 15] };
-            text_out_bytes(out, escape, sizeof escape);
-        } else {
-            text_out_char(out, (char)*c);
-        }
-    }
-    text_out_char(out, '"');
-}
-
-static void json_hex(struct text_out *out, uintptr_t value)
-{
-    text_out_string(out, "\"0x");
-    text_out_hex(out, value);
-    text_out_char(out, '"');
-}
-
-static void json_signed(struct text_out *out, int64_t value)
-{
-    if (value < 0) {
-        text_out_char(out, '-');
-        text_out_decimal(out, (uint64_t)-value);
-    } else {
-        text_out_decimal(out, (uint64_t)value);
-    }
-}
-
-static void json_key(struct text_out *out, const char *key, int first)
-{
-    if (!first)
-        text_out_char(out, ',');
-    json_string(out, key);
-    text_out_char(out, ':');
-}
 
 static void json_header(struct text_out *out, const struct crash_facts *facts)
 {
@@ -101,45 +56,11 @@ static void json_header(struct text_out *out, const struct crash_facts *facts)
     json_signed(out, facts->time_seconds);
 }
 
-static void json_frame(struct text_out *out, const struct index_snapshot *snapshot,
-                       uintptr_t address, int exact)
-{
-    struct frame_location location;
-    lookup_frame(snapshot, address, exact || address == 0 ? address : address - 1, &location);
-    json_key(out, "address", 1);
-    json_hex(out, address);
-    json_key(out, "module", 0);
-    json_string(out, location.module_path);
-    json_key(out, "function", 0);
-    json_string(out, location.function);
-    json_key(out, "offset", 0);
-    if (location.function != NULL)
-        json_hex(out, address - location.function_address);
-    else if (location.module_path != NULL)
-        json_hex(out, address - location.module_bias);
-    else
-        text_out_string(out, "null");
-    json_key(out, "file", 0);
-    json_string(out, location.file);
-    json_key(out, "line", 0);
-    if (location.line > 0)
-        text_out_decimal(out, location.line);
-    else
-        text_out_string(out, "null");
-}
-
 static void json_frames(struct text_out *out, const struct crash_facts *facts,
                         const struct index_snapshot *snapshot)
 {
     json_key(out, "frames", 0);
-    text_out_char(out, '[');
-    for (int i = 0; i < facts->frame_count; i++) {
-        text_out_string(out, i == 0 ? "{" : ",{");
-        json_frame(out, snapshot, (uintptr_t)facts->frames[i], i == 0);
-        text_out_char(out, '}');
-        text_out_end_line(out);
-    }
-    text_out_char(out, ']');
+    frame_json_array(out, snapshot, facts->frames, facts->frame_count, 1);
 }
 
 static void json_modules(struct text_out *out, const struct crash_facts *facts,

@@ -2,6 +2,7 @@
  * World: signal-safe (stack buffers, the lock-free index, raw write). */
 #include "execinfo_ex.h"
 #include "frame_format.h"
+#include "frame_json.h"
 #include "lookup.h"
 #include "../base/text_out.h"
 #include "../unwind/capture.h"
@@ -53,11 +54,25 @@ void backtrace_symbols_fd(void *const *buffer, int size, int fd)
     errno = saved_errno;
 }
 
+static void write_json_frames(void *const *buffer, int size, int flags, int fd)
+{
+    char storage[OUTPUT_BUFFER_SIZE];
+    struct text_out out;
+
+    text_out_init_fd(&out, fd, storage, sizeof storage);
+    const struct index_snapshot *snapshot = index_acquire();
+    frame_json_array(&out, snapshot, buffer, size, flags & BACKTRACE_FIRST_IS_PC);
+    index_release();
+    text_out_flush(&out);
+}
+
 __attribute__((visibility("default")))
 void backtrace_print_fd(void *const *buffer, int size, int flags, int fd)
 {
     int saved_errno = errno;
-    if (buffer != NULL && size > 0)
+    if (flags & BACKTRACE_JSON)
+        write_json_frames(buffer, buffer != NULL && size > 0 ? size : 0, flags, fd);
+    else if (buffer != NULL && size > 0)
         write_frames(buffer, size, flags, fd, FRAME_SHAPE_SYMBOLS, 1);
     errno = saved_errno;
 }

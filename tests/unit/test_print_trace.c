@@ -174,3 +174,57 @@ Test(backtrace_resolve, rejects_bad_arguments)
     cr_assert_eq(backtrace_resolve(buffer, 0, 0, &frames), 0);
     free(frames);
 }
+
+/* ---- backtrace_print_fd(BACKTRACE_JSON) ---- */
+
+static void *json_frames[16];
+static int json_count, json_line;
+
+__attribute__((noinline)) static void capture_for_json(void)
+{
+    json_line = __LINE__ + 1;
+    json_count = backtrace(json_frames, 16);
+    __asm__ volatile("" ::: "memory");
+}
+
+static void write_json(int fd, void *context)
+{
+    backtrace_print_fd(json_frames, *(int *)context, BACKTRACE_JSON, fd);
+}
+
+Test(backtrace_print_fd, json_is_one_array_of_frame_objects)
+{
+    capture_for_json();
+    cr_assert_gt(json_count, 2);
+    char *text = capture_output(write_json, &json_count);
+    cr_assert(strncmp(text, "[{\"address\":\"0x", 15) == 0, "%s", text);
+    cr_assert_eq(text[strlen(text) - 1], ']', "%s", text);
+    cr_assert_eq(count_of(text, "{\"address\":"), json_count, "%s", text);
+    cr_assert(strstr(text, "\"function\":\"capture_for_json\""), "%s", text);
+    char line[64];
+    snprintf(line, sizeof line, "\"line\":%d}", json_line);
+    cr_assert(strstr(text, line), "want %s in %s", line, text);
+    free(text);
+    /* Through python's parser, so that it is JSON and not only looks it. */
+    int pipes[2];
+    cr_assert_eq(pipe(pipes), 0);
+    backtrace_print_fd(json_frames, json_count, BACKTRACE_JSON, pipes[1]);
+    close(pipes[1]);
+    pid_t child = fork();
+    if (child == 0) {
+        dup2(pipes[0], 0);
+        int quiet = open("/dev/null", O_WRONLY);
+        dup2(quiet, 1);
+        execlp("python3", "python3", "-c", "import json,sys; sys.exit(0 if json.load(sys.stdin) else 1)",
+               (char *)NULL);
+        _exit(127);
+    }
+    close(pipes[0]);
+    int status;
+    waitpid(child, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x", status);
+    int none = 0;
+    text = capture_output(write_json, &none);
+    cr_assert_str_eq(text, "[]");
+    free(text);
+}
