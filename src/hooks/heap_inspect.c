@@ -12,6 +12,7 @@
 #include "block_set.h"
 #include "heap_report.h"
 #include "quarantine.h"
+#include "../base/json_out.h"
 #include "../base/text_out.h"
 #include "execinfo_ex.h"
 
@@ -104,12 +105,43 @@ struct guard_check {
     struct text_out *out;
     int fd;
     int damaged;
+    int json;
 };
+
+/* {"kind":...,"block":...,"size":N,"state":"live"|"freed","offset":N,"allocated":...} */
+static void json_block(struct text_out *out, int fd, const char *kind, uintptr_t block,
+                       const struct block_facts *facts, long offset)
+{
+    text_out_char(out, '{');
+    json_key(out, "kind", 1);
+    json_string(out, kind);
+    json_key(out, "block", 0);
+    json_hex(out, block);
+    json_key(out, "size", 0);
+    text_out_decimal(out, facts->size);
+    json_key(out, "state", 0);
+    json_string(out, facts->state == BLOCK_FREED ? "freed" : "live");
+    json_key(out, "offset", 0);
+    json_signed(out, offset);
+    heap_report_json_stack(out, fd, "allocated", facts->alloc_stack);
+    struct quarantined freed;
+    if (facts->state == BLOCK_FREED && quarantine_find(block, &freed))
+        heap_report_json_stack(out, fd, "freed", freed.free_stack);
+    text_out_char(out, '}');
+}
 
 static void damaged_line(struct guard_check *check, enum heap_error kind, uintptr_t block,
                          const struct block_facts *facts, long offset)
 {
     struct text_out *out = check->out;
+    if (check->json) {
+        if (check->damaged > 0)
+            text_out_char(out, ',');
+        json_block(out, check->fd, heap_error_name(kind), block, facts, offset);
+        text_out_end_line(out);
+        check->damaged++;
+        return;
+    }
     text_out_string(out, "*** ");
     text_out_string(out, heap_error_name(kind));
     text_out_string(out, ": ");
@@ -149,21 +181,57 @@ int backtrace_heap_check(int fd)
     char buffer[512];
     struct text_out out;
     text_out_init_fd(&out, fd, buffer, sizeof buffer);
-    struct guard_check check = { &out, fd, 0 };
+    struct guard_check check = { &out, fd, 0, 0 };
     block_set_each(check_guards, &check);
     text_out_flush(&out);
     return check.damaged;
 }
 
-/* The fatal handler's callback: in the text report, the block of the fault
- * address and the damaged guards. (JSON reports get nothing yet.) */
+static int fault_address(int signo, const void *siginfo, uintptr_t *address)
+{
+    const siginfo_t *info = siginfo;
+    if ((signo != SIGSEGV && signo != SIGBUS) || info == NULL || info->si_code <= 0)
+        return 0;
+    *address = (uintptr_t)info->si_addr;
+    return 1;
+}
+
+/* In a JSON crash report: ,"heap_fault_block":{...}|null,"heap_damaged":[...] */
+static void json_crash_members(int fd, int signo, const void *siginfo)
+{
+    char buffer[512];
+    struct text_out out;
+    text_out_init_fd(&out, fd, buffer, sizeof buffer);
+    json_key(&out, "heap_fault_block", 0);
+    struct nearest near = { 0 };
+    if (fault_address(signo, siginfo, &near.address))
+        block_set_each(closer_block, &near);
+    if (near.block != 0)
+        json_block(&out, fd, near.distance == 0 ? "inside" : "near", near.block, &near.facts,
+                   (long)(near.address - near.block));
+    else
+        text_out_string(&out, "null");
+    json_key(&out, "heap_damaged", 0);
+    text_out_char(&out, '[');
+    struct guard_check check = { &out, fd, 0, 1 };
+    block_set_each(check_guards, &check);
+    text_out_char(&out, ']');
+    text_out_flush(&out);
+}
+
+/* The fatal handler's callback: the block of the fault address and the
+ * damaged guards, in the report's format. */
 static void heap_crash_section(int fd, int format, int signo, const void *siginfo,
                                const void *ucontext, void *context)
 {
     (void)ucontext;
     (void)context;
-    if (format != BACKTRACE_REPORT_TEXT || !heap.recording)
+    if (!heap.recording)
         return;
+    if (format == BACKTRACE_REPORT_JSON) {
+        json_crash_members(fd, signo, siginfo);
+        return;
+    }
     const siginfo_t *info = siginfo;
     char buffer[256];
     struct text_out out;

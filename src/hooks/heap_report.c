@@ -4,10 +4,12 @@
  * core library's AS-Safe printing.
  *
  * Text, one block of lines between "*** execinfo_ex: heap error" and
- * "*** end of heap report" (docs/HEAP_REPORT.md); JSON is not written yet. */
+ * "*** end of heap report", or one JSON object with format=json
+ * (docs/HEAP_REPORT.md). */
 #define _GNU_SOURCE
 #include "heap_report.h"
 #include "heap.h"
+#include "../base/json_out.h"
 #include "../base/text_out.h"
 #include "execinfo_ex.h"
 
@@ -123,11 +125,68 @@ static void text_report(int fd, const struct heap_error_facts *facts)
     text_out_flush(&out);
 }
 
+void heap_report_json_stack(struct text_out *out, int fd, const char *key, stack_id id)
+{
+    void *frames[REPORT_FRAMES];
+    uint32_t thread;
+    int count = heap_stack_frames(id, &thread, frames, REPORT_FRAMES);
+    json_key(out, key, 0);
+    if (count <= 0) {
+        text_out_string(out, "null");
+        return;
+    }
+    text_out_string(out, "{\"thread\":");
+    text_out_decimal(out, thread);
+    text_out_string(out, ",\"frames\":");
+    text_out_flush(out);
+    backtrace_print_fd(frames, count, BACKTRACE_JSON, fd);
+    text_out_char(out, '}');
+}
+
+/* The same facts as one JSON object on its own lines (docs/HEAP_REPORT.md). */
+static void json_report(int fd, const struct heap_error_facts *facts)
+{
+    char buffer[1024];
+    struct text_out out;
+    text_out_init_fd(&out, fd, buffer, sizeof buffer);
+    text_out_char(&out, '{');
+    json_key(&out, "format", 1);
+    json_string(&out, "execinfo_ex heap report 1");
+    json_key(&out, "kind", 0);
+    json_string(&out, kind_names[facts->kind]);
+    json_key(&out, "address", 0);
+    json_hex(&out, facts->address);
+    json_key(&out, "found", 0);
+    json_string(&out, facts->found);
+    json_key(&out, "block", 0);
+    if (facts->block != 0) {
+        json_hex(&out, facts->block);
+        json_key(&out, "size", 0);
+        text_out_decimal(&out, facts->size);
+        json_key(&out, "offset", 0);
+        json_signed(&out, facts->offset);
+    } else {
+        text_out_string(&out, "null,\"size\":null,\"offset\":null");
+    }
+    json_key(&out, "pid", 0);
+    json_signed(&out, getpid());
+    json_key(&out, "tid", 0);
+    text_out_decimal(&out, heap_thread_id());
+    heap_report_json_stack(&out, fd, "here", heap_capture());
+    heap_report_json_stack(&out, fd, "allocated", facts->alloc_stack);
+    heap_report_json_stack(&out, fd, "freed", facts->free_stack);
+    text_out_string(&out, "}\n");
+    text_out_flush(&out);
+}
+
 void heap_report_error(const struct heap_error_facts *facts)
 {
     heap_busy++;
     int fd = open_destination();
-    text_report(fd, facts);
+    if (heap.options.format == REPORT_JSON)
+        json_report(fd, facts);
+    else
+        text_report(fd, facts);
     if (fd != STDERR_FILENO)
         close(fd);
     heap_busy--;

@@ -34,6 +34,9 @@ struct text_out;
 void heap_report_stack(struct text_out *out, int fd, const char *title, stack_id id);
 void heap_report_signed(struct text_out *out, long value);
 
+/* ,"KEY":{"thread":N,"frames":[...]} or ,"KEY":null. Signal-safe. */
+void heap_report_json_stack(struct text_out *out, int fd, const char *key, stack_id id);
+
 /* The kind's name in reports ("double-free"...). */
 const char *heap_error_name(enum heap_error kind);
 

@@ -250,6 +250,57 @@ Test(hooks, a_crash_for_another_reason_still_shows_the_overflow, .timeout = 60)
     assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
 }
 
+/* ---- JSON ---- */
+
+/* Parse TEXT with python's json module and assert CONDITION (a python
+ * expression over the parsed object d) holds. */
+static void assert_json(const char *text, const char *condition)
+{
+    char path[64], command[1024];
+    snprintf(path, sizeof path, "/tmp/execinfo_ex_heap_json_%d", (int)getpid());
+    FILE *file = fopen(path, "w");
+    cr_assert_not_null(file);
+    fputs(text, file);
+    fclose(file);
+    snprintf(command, sizeof command,
+             "python3 -c 'import json,sys; d = json.load(open(\"%s\")); sys.exit(0 if (%s) else 1)'",
+             path, condition);
+    int status = system(command);
+    unlink(path);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s not true of:\n%s", condition, text);
+}
+
+Test(hooks, json_heap_report_is_one_object_with_the_stacks, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("double_free", "format=json:on_error=report", NULL, &result);
+    assert_exited_with(&result, 0);
+    assert_json(result.output,
+                "d[\"format\"] == \"execinfo_ex heap report 1\" and d[\"kind\"] == \"double-free\" "
+                "and d[\"size\"] == 40 and d[\"offset\"] == 0 "
+                "and d[\"here\"][\"frames\"][0][\"function\"] == \"free_again\" "
+                "and d[\"allocated\"][\"frames\"][0][\"function\"] == \"allocate_victim\" "
+                "and d[\"freed\"][\"frames\"][0][\"function\"] == \"free_victim\"");
+}
+
+Test(hooks, json_crash_report_has_the_heap_members, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("crash_near_block", "format=json", NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    assert_json(result.output,
+                "d[\"heap_fault_block\"][\"kind\"] == \"near\" and d[\"heap_fault_block\"][\"size\"] == 24 "
+                "and d[\"heap_fault_block\"][\"offset\"] == 32 "
+                "and d[\"heap_fault_block\"][\"allocated\"][\"frames\"][0][\"function\"] == \"allocate_victim\" "
+                "and d[\"heap_damaged\"] == []");
+    run_misuse("crash_after_overflow", "format=json", NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    assert_json(result.output,
+                "d[\"heap_fault_block\"] is None and len(d[\"heap_damaged\"]) == 1 "
+                "and d[\"heap_damaged\"][0][\"kind\"] == \"heap-buffer-overflow\" "
+                "and d[\"heap_damaged\"][0][\"offset\"] == 26");
+}
+
 /* ---- programs nobody here wrote, preloaded ---- */
 
 static void run_shell(const char *command, char *output, size_t capacity, int *status)
