@@ -47,7 +47,10 @@ SIGNAL_SAFE_SOURCES := \
 # The hook layer's part of it (in libexecinfo_ex_hooks.so).
 HOOKS_SIGNAL_SAFE_SOURCES := \
 	src/hooks/block.c \
-	src/hooks/stack_depot.c
+	src/hooks/stack_depot.c \
+	src/hooks/heap_capture.c \
+	src/hooks/heap_inspect.c \
+	src/hooks/heap_report.c
 NORMAL_SOURCES := \
 	src/base/environment.c \
 	src/fatal/install.c \

@@ -29,8 +29,9 @@ extern __thread int heap_busy __attribute__((tls_model("initial-exec")));
  * inside the loader or a constructor). Returns 1 when recording is on. */
 int heap_ready(void);
 
-/* The calling thread's kernel id, cached. */
+/* The calling thread's kernel id, cached; forgotten in a fork child. */
 uint32_t heap_thread_id(void);
+void heap_forget_thread_id(void);
 
 /* The stack of the calling code (frames of this library skipped), with the
  * thread, as a depot id; 0 if it could not be stored. Signal-safe. */
@@ -47,9 +48,11 @@ void heap_release(void *pointer);
 void *heap_reallocate(void *pointer, size_t size);
 size_t heap_usable_size(void *pointer);
 
-/* Give the fatal handler the heap's part of a crash report (the crash
- * callback; a program that sets its own replaces it). Normal world. */
-void heap_inspect_install(void);
+/* The heap's part of a crash report: the fatal handler's crash callback
+ * (set by heap_state.c; a program that sets its own replaces it).
+ * Signal-safe. */
+void heap_crash_section(int fd, int format, int signo, const void *siginfo,
+                        const void *ucontext, void *context);
 
 /* glibc's own allocator, which the hook layer forwards to. */
 void *__libc_malloc(size_t size);

@@ -221,7 +221,7 @@ static void json_crash_members(int fd, int signo, const void *siginfo)
 
 /* The fatal handler's callback: the block of the fault address and the
  * damaged guards, in the report's format. */
-static void heap_crash_section(int fd, int format, int signo, const void *siginfo,
+void heap_crash_section(int fd, int format, int signo, const void *siginfo,
                                const void *ucontext, void *context)
 {
     (void)ucontext;
@@ -249,9 +249,4 @@ static void heap_crash_section(int fd, int format, int signo, const void *siginf
     int damaged = backtrace_heap_check(fd);
     text_out_string(&out, damaged == 0 ? "*** all intact\n" : "*** end of damaged blocks\n");
     text_out_flush(&out);
-}
-
-void heap_inspect_install(void)
-{
-    backtrace_set_crash_callback(heap_crash_section, NULL);
 }

@@ -22,9 +22,6 @@
 
 #define DEPOT_RESERVE ((size_t)1 << 30)   /* address space; committed as used */
 
-struct heap_state heap;
-__thread int heap_busy __attribute__((tls_model("initial-exec")));
-static __thread uint32_t cached_thread_id __attribute__((tls_model("initial-exec")));
 
 static void before_fork(void)
 {
@@ -42,7 +39,7 @@ static void after_fork_in_child(void)
 {
     block_set_unlock_all();
     quarantine_unlock();
-    cached_thread_id = 0; /* the child's thread has a new id */
+    heap_forget_thread_id(); /* the child's thread has a new id */
 }
 
 static uint32_t make_secret(void)
@@ -74,7 +71,7 @@ static void install_fatal_handler(void)
         heap_busy++;
         backtrace_install_fatal_handler(NULL);
         if (heap.recording)
-            heap_inspect_install();
+            backtrace_set_crash_callback(heap_crash_section, NULL);
         heap_busy--;
     }
 }
@@ -105,43 +102,4 @@ int heap_ready(void)
         return heap.recording;
     }
     return 0; /* another thread is initialising: pass through meanwhile */
-}
-
-uint32_t heap_thread_id(void)
-{
-    if (cached_thread_id == 0)
-        cached_thread_id = (uint32_t)gettid();
-    return cached_thread_id;
-}
-
-/* The depot entry: the thread first, then the frames. */
-stack_id heap_capture(void)
-{
-    void *frames[STACK_DEPOT_MAX_FRAMES + 9];   /* one slot before for the thread */
-    int wanted = heap.options.heap_frames + 8;
-    int count = backtrace_skip(frames + 1, wanted, 0);
-    int skip = 0;
-    while (skip < count && (uintptr_t)frames[1 + skip] >= heap.own_start &&
-           (uintptr_t)frames[1 + skip] < heap.own_end)
-        skip++;
-    int kept = count - skip;
-    if (kept > heap.options.heap_frames)
-        kept = heap.options.heap_frames;
-    frames[skip] = (void *)(uintptr_t)heap_thread_id();
-    return stack_depot_put(frames + skip, kept + 1);
-}
-
-int heap_stack_frames(stack_id id, uint32_t *thread, void **frames, int capacity)
-{
-    void *entry[STACK_DEPOT_MAX_FRAMES];
-    int count = stack_depot_get(id, entry, STACK_DEPOT_MAX_FRAMES);
-    if (count <= 0) {
-        *thread = 0;
-        return 0;
-    }
-    *thread = (uint32_t)(uintptr_t)entry[0];
-    int n = count - 1 < capacity ? count - 1 : capacity;
-    for (int i = 0; i < n; i++)
-        frames[i] = entry[1 + i];
-    return n;
 }

@@ -250,6 +250,14 @@ Test(hooks, a_crash_for_another_reason_still_shows_the_overflow, .timeout = 60)
     assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
 }
 
+Test(hooks, describe_and_check_allocate_nothing, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("inspect_allocates_nothing", NULL, "LIBC_HOOKS_ENABLE=1", &result);
+    assert_exited_with(&result, 0);
+    assert_in(result.output, " is at offset 3 inside a live 24-byte block");
+}
+
 /* ---- JSON ---- */
 
 /* Parse TEXT with python's json module and assert CONDITION (a python

@@ -1,0 +1,59 @@
+/* heap_capture.c: the stack and thread of an allocation, as a depot id.
+ * World: signal-safe (the core library's AS-Safe walker, the depot, a
+ * cached gettid). */
+#define _GNU_SOURCE
+#include "heap.h"
+#include "execinfo_ex.h"
+
+#include <unistd.h>
+
+/* The hook layer's state lives here, with the signal-safe code that reads
+ * it; heap_state.c initialises it. */
+struct heap_state heap;
+__thread int heap_busy __attribute__((tls_model("initial-exec")));
+
+static __thread uint32_t cached_thread_id __attribute__((tls_model("initial-exec")));
+
+void heap_forget_thread_id(void)
+{
+    cached_thread_id = 0;
+}
+
+uint32_t heap_thread_id(void)
+{
+    if (cached_thread_id == 0)
+        cached_thread_id = (uint32_t)gettid();
+    return cached_thread_id;
+}
+
+/* The depot entry: the thread first, then the frames. */
+stack_id heap_capture(void)
+{
+    void *frames[STACK_DEPOT_MAX_FRAMES + 9];   /* one slot before for the thread */
+    int wanted = heap.options.heap_frames + 8;
+    int count = backtrace_skip(frames + 1, wanted, 0);
+    int skip = 0;
+    while (skip < count && (uintptr_t)frames[1 + skip] >= heap.own_start &&
+           (uintptr_t)frames[1 + skip] < heap.own_end)
+        skip++;
+    int kept = count - skip;
+    if (kept > heap.options.heap_frames)
+        kept = heap.options.heap_frames;
+    frames[skip] = (void *)(uintptr_t)heap_thread_id();
+    return stack_depot_put(frames + skip, kept + 1);
+}
+
+int heap_stack_frames(stack_id id, uint32_t *thread, void **frames, int capacity)
+{
+    void *entry[STACK_DEPOT_MAX_FRAMES];
+    int count = stack_depot_get(id, entry, STACK_DEPOT_MAX_FRAMES);
+    if (count <= 0) {
+        *thread = 0;
+        return 0;
+    }
+    *thread = (uint32_t)(uintptr_t)entry[0];
+    int n = count - 1 < capacity ? count - 1 : capacity;
+    for (int i = 0; i < n; i++)
+        frames[i] = entry[1 + i];
+    return n;
+}
