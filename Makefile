@@ -47,6 +47,7 @@ SIGNAL_SAFE_SOURCES := \
 # The hook layer's part of it (in libexecinfo_ex_hooks.so).
 HOOKS_SIGNAL_SAFE_SOURCES := \
 	src/hooks/block.c \
+	src/hooks/block_set.c \
 	src/hooks/stack_depot.c \
 	src/hooks/heap_capture.c \
 	src/hooks/heap_inspect.c \

@@ -58,6 +58,13 @@ void backtrace_symbols_fd(void *const *buffer, int size, int fd);
  * comes earlier in the lookup order. AS-Safe. MT-Safe. */
 int backtrace_skip(void **buffer, int size, int skip);
 
+/* backtrace from the first frame whose address is outside [START, END):
+ * the innermost frames inside it (typically the caller's own library's
+ * text, for an allocator or a logger that wraps the capture) are skipped,
+ * however many inlining left, and SIZE frames are stored after them.
+ * START == END skips nothing. AS-Safe. MT-Safe. */
+int backtrace_skip_range(void **buffer, int size, const void *start, const void *end);
+
 /* For an SA_SIGINFO handler: store up to SIZE addresses of the context
  * UCONTEXT (the handler's third argument). The first is the interrupted
  * instruction itself, the next ones return addresses; the handler's own

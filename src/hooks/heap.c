@@ -114,22 +114,14 @@ static void evict(const struct quarantined *block, void *context)
     }
 }
 
-struct interior_search {
-    uintptr_t address;
-    uintptr_t block;
-    struct block_facts facts;
-};
-
-static int contains_address(uintptr_t block, void *context)
+/* The block whose user bytes hold ADDRESS (not at their start), if any. */
+static uintptr_t block_around(uintptr_t address, struct block_facts *facts)
 {
-    struct interior_search *search = context;
-    struct block_facts facts;
-    if (search->address <= block || !block_read(&heap.layout, block, &facts) ||
-        search->address - block >= facts.size + (facts.size == 0))
+    uintptr_t block = block_set_last_at_or_before(address - 1);
+    if (block == 0 || !block_read(&heap.layout, block, facts) ||
+        address - block >= facts->size + (facts->size == 0))
         return 0;
-    search->block = block;
-    search->facts = facts;
-    return 1;
+    return block;
 }
 
 /* Not ours: glibc's, unless it is plainly not a block pointer. */
@@ -137,9 +129,10 @@ static void release_foreign(void *pointer)
 {
     uintptr_t address = (uintptr_t)pointer;
     if (heap.recording) {
-        struct interior_search search = { .address = address };
-        if (block_set_each(contains_address, &search)) {
-            report(HEAP_INTERIOR_FREE, address, search.block, &search.facts, 0, "at free");
+        struct block_facts facts;
+        uintptr_t block = block_around(address, &facts);
+        if (block != 0) {
+            report(HEAP_INTERIOR_FREE, address, block, &facts, 0, "at free");
             return;
         }
         if (address % 16 != 0) {

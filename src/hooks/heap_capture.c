@@ -26,21 +26,15 @@ uint32_t heap_thread_id(void)
     return cached_thread_id;
 }
 
-/* The depot entry: the thread first, then the frames. */
+/* The depot entry: the thread first, then the frames, from the first one
+ * outside this library (the caller of malloc). */
 stack_id heap_capture(void)
 {
-    void *frames[STACK_DEPOT_MAX_FRAMES + 9];   /* one slot before for the thread */
-    int wanted = heap.options.heap_frames + 8;
-    int count = backtrace_skip(frames + 1, wanted, 0);
-    int skip = 0;
-    while (skip < count && (uintptr_t)frames[1 + skip] >= heap.own_start &&
-           (uintptr_t)frames[1 + skip] < heap.own_end)
-        skip++;
-    int kept = count - skip;
-    if (kept > heap.options.heap_frames)
-        kept = heap.options.heap_frames;
-    frames[skip] = (void *)(uintptr_t)heap_thread_id();
-    return stack_depot_put(frames + skip, kept + 1);
+    void *frames[STACK_DEPOT_MAX_FRAMES + 1];
+    int count = backtrace_skip_range(frames + 1, heap.options.heap_frames,
+                                     (const void *)heap.own_start, (const void *)heap.own_end);
+    frames[0] = (void *)(uintptr_t)heap_thread_id();
+    return stack_depot_put(frames, count + 1);
 }
 
 int heap_stack_frames(stack_id id, uint32_t *thread, void **frames, int capacity)

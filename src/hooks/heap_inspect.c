@@ -52,6 +52,17 @@ static int closer_block(uintptr_t block, void *context)
     return 0;
 }
 
+/* Only the block before ADDRESS can hold it; those starting up to
+ * NEAR_BYTES after it can be near. */
+static void find_nearest(struct nearest *nearest)
+{
+    uintptr_t before = block_set_last_at_or_before(nearest->address);
+    if (before != 0)
+        closer_block(before, nearest);
+    block_set_each_in(nearest->address + 1, nearest->address + NEAR_BYTES + 1, closer_block,
+                      nearest);
+}
+
 static void put_hex(struct text_out *out, uintptr_t value)
 {
     text_out_string(out, "0x");
@@ -91,7 +102,7 @@ int backtrace_heap_describe(const void *address, int fd)
     if (!heap.recording)
         return -1;
     struct nearest near = { .address = (uintptr_t)address };
-    block_set_each(closer_block, &near);
+    find_nearest(&near);
     if (near.block == 0)
         return 0;
     char buffer[512];
@@ -205,7 +216,7 @@ static void json_crash_members(int fd, int signo, const void *siginfo)
     json_key(&out, "heap_fault_block", 0);
     struct nearest near = { 0 };
     if (fault_address(signo, siginfo, &near.address))
-        block_set_each(closer_block, &near);
+        find_nearest(&near);
     if (near.block != 0)
         json_block(&out, fd, near.distance == 0 ? "inside" : "near", near.block, &near.facts,
                    (long)(near.address - near.block));

@@ -26,18 +26,15 @@
 static void before_fork(void)
 {
     quarantine_lock();
-    block_set_lock_all();
 }
 
 static void after_fork_in_parent(void)
 {
-    block_set_unlock_all();
     quarantine_unlock();
 }
 
 static void after_fork_in_child(void)
 {
-    block_set_unlock_all();
     quarantine_unlock();
     heap_forget_thread_id(); /* the child's thread has a new id */
 }

@@ -14,9 +14,10 @@
 #include <stdint.h>
 
 /* Registers of this very instruction: the walk starts inside this
- * function, whose frame and whose caller's (backtrace) are then skipped. */
+ * function, whose frame and whose caller's (backtrace) are then skipped,
+ * then SKIP more, then any in [LOW, HIGH) until one is outside it. */
 __attribute__((noinline))
-static int walk_from_here(void **buffer, int size, int skip)
+static int walk_from_here(void **buffer, int size, int skip, uintptr_t low, uintptr_t high)
 {
     struct stack_walk walk;
     uintptr_t pc, sp, fp;
@@ -26,11 +27,14 @@ static int walk_from_here(void **buffer, int size, int skip)
                      : "=r"(pc), "=r"(sp), "=r"(fp));
     stack_walk_begin(&walk, pc, sp, fp);
     while (count < size && stack_walk_step(&walk) > 0) {
+        uintptr_t pc = walk.registers[CFI_RETURN_ADDRESS];
         if (skip > 0) {
             skip--;
             continue;
         }
-        buffer[count++] = (void *)walk.registers[CFI_RETURN_ADDRESS];
+        if (count == 0 && pc >= low && pc < high)
+            continue;
+        buffer[count++] = (void *)pc;
     }
     return count;
 }
@@ -41,7 +45,7 @@ int capture_backtrace(void **buffer, int size)
     if (size <= 0 || buffer == NULL)
         return 0;
     /* Skip the return address into capture_backtrace itself. */
-    int count = walk_from_here(buffer, size, 1);
+    int count = walk_from_here(buffer, size, 1, 0, 0);
     errno = saved_errno;
     return count;
 }
@@ -55,7 +59,21 @@ int backtrace_skip(void **buffer, int size, int skip)
     int saved_errno = errno;
     if (size <= 0 || buffer == NULL)
         return 0;
-    int count = walk_from_here(buffer, size, 1 + (skip > 0 ? skip : 0));
+    int count = walk_from_here(buffer, size, 1 + (skip > 0 ? skip : 0), 0, 0);
+    errno = saved_errno;
+    return count;
+}
+
+/* backtrace from the first frame outside [START, END): for a wrapper (an
+ * allocator, a logger) whose own frames come first, however many the
+ * compiler left of them. */
+__attribute__((visibility("default")))
+int backtrace_skip_range(void **buffer, int size, const void *start, const void *end)
+{
+    int saved_errno = errno;
+    if (size <= 0 || buffer == NULL)
+        return 0;
+    int count = walk_from_here(buffer, size, 1, (uintptr_t)start, (uintptr_t)end);
     errno = saved_errno;
     return count;
 }

@@ -18,7 +18,7 @@ struct slot {
     atomic_uintptr_t pc;
     atomic_uint_least64_t packed;   /* cfa_offset, ra_offset as two int32 */
     atomic_int rbp_offset;
-    atomic_uint flags;              /* cfa_register | rbp_saved << 8 */
+    atomic_uint flags;              /* cfa_register | rbp_saved << 8 | outermost << 9 */
 };
 
 static struct slot slots[SLOT_COUNT];
@@ -47,7 +47,8 @@ int rule_cache_find(uintptr_t pc, struct simple_rule *rule)
     if (cached_pc != pc || generation != atomic_load_explicit(&current_generation, memory_order_relaxed))
         return 0;
     rule->cfa_register = (uint8_t)(flags & 0xff);
-    rule->rbp_saved = (uint8_t)(flags >> 8);
+    rule->rbp_saved = (uint8_t)(flags >> 8 & 1);
+    rule->outermost = (uint8_t)(flags >> 9 & 1);
     rule->cfa_offset = (int32_t)(uint32_t)packed;
     rule->ra_offset = (int32_t)(uint32_t)(packed >> 32);
     rule->rbp_offset = rbp_offset;
@@ -75,7 +76,8 @@ void rule_cache_store(uintptr_t pc, const struct simple_rule *rule, unsigned gen
                               (uint64_t)(uint32_t)rule->ra_offset << 32,
                           memory_order_relaxed);
     atomic_store_explicit(&slot->rbp_offset, rule->rbp_offset, memory_order_relaxed);
-    atomic_store_explicit(&slot->flags, rule->cfa_register | (unsigned)rule->rbp_saved << 8,
+    atomic_store_explicit(&slot->flags, rule->cfa_register | (unsigned)rule->rbp_saved << 8 |
+                              (unsigned)rule->outermost << 9,
                           memory_order_relaxed);
     atomic_store_explicit(&slot->sequence, before + 2, memory_order_release);
 }

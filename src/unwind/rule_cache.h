@@ -5,10 +5,13 @@
 #include <stdint.h>
 
 /* The common frame shape: CFA = rsp or rbp + offset, return address saved
- * at CFA + ra_offset, rbp unchanged or saved at CFA + rbp_offset. */
+ * at CFA + ra_offset, rbp unchanged or saved at CFA + rbp_offset; or the
+ * outermost frame (_start, a thread's start), whose return address is
+ * undefined: every walk that reaches the bottom of a stack ends there. */
 struct simple_rule {
     uint8_t cfa_register;   /* CFI_RSP or CFI_RBP */
     uint8_t rbp_saved;      /* 0: rbp unchanged */
+    uint8_t outermost;      /* 1: the walk ends here */
     int32_t cfa_offset;
     int32_t ra_offset;
     int32_t rbp_offset;

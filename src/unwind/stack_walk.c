@@ -196,6 +196,13 @@ static int recover(struct stack_walk *walk, const struct cfi_frame *frame,
     return -EINVAL;
 }
 
+/* The outermost frame's rule (its return address is undefined). */
+static void remember_outermost(uintptr_t pc, unsigned generation)
+{
+    struct simple_rule rule = { .outermost = 1 };
+    rule_cache_store(pc, &rule, generation);
+}
+
 /* Keep the rule for next time if it has the shape the fast path knows. */
 static void remember_if_simple(uintptr_t pc, const struct cfi_frame *frame, unsigned generation)
 {
@@ -205,7 +212,7 @@ static void remember_if_simple(uintptr_t pc, const struct cfi_frame *frame, unsi
         (frame->cfa_register != CFI_RSP && frame->cfa_register != CFI_RBP) ||
         ra->kind != CFI_OFFSET || (rbp->kind != CFI_SAME && rbp->kind != CFI_OFFSET))
         return;
-    struct simple_rule rule = { frame->cfa_register, rbp->kind == CFI_OFFSET,
+    struct simple_rule rule = { frame->cfa_register, rbp->kind == CFI_OFFSET, 0,
                                 (int32_t)frame->cfa_offset, (int32_t)ra->offset,
                                 (int32_t)rbp->offset };
     rule_cache_store(pc, &rule, generation);
@@ -213,7 +220,7 @@ static void remember_if_simple(uintptr_t pc, const struct cfi_frame *frame, unsi
 
 static int step_with_rule(struct stack_walk *walk, const struct simple_rule *rule)
 {
-    if (!(walk->known & (1u << rule->cfa_register)))
+    if (rule->outermost || !(walk->known & (1u << rule->cfa_register)))
         return 0;
     uintptr_t cfa = walk->registers[rule->cfa_register] + (uintptr_t)(intptr_t)rule->cfa_offset;
     uintptr_t pc, rbp = walk->registers[CFI_RBP];
@@ -248,8 +255,13 @@ static int step_with_frame(struct stack_walk *walk, uintptr_t lookup_pc,
         if (got > 0)
             known |= 1u << r;
     }
-    if (!(known & (1u << PC)) || next[PC] == 0)
+    if (!(known & (1u << PC))) {
+        if (frame->rules[PC].kind == CFI_UNDEFINED)
+            remember_outermost(lookup_pc, generation);
         return 0; /* undefined return address: the outermost frame */
+    }
+    if (next[PC] == 0)
+        return 0;
     if (!frame->signal_frame && next[CFI_RSP] <= walk->registers[CFI_RSP])
         return 0;
     remember_if_simple(lookup_pc, frame, generation);

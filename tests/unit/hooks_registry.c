@@ -4,6 +4,7 @@
 #include "hooks/block_set.h"
 #include "hooks/stack_depot.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 
@@ -50,6 +51,46 @@ Test(block_set, eight_threads_insert_and_remove_exactly, .timeout = 60)
         cr_assert(!block_set_contains(t << 32), "even ones are gone");
         cr_assert(!block_set_remove(t << 32), "removing twice finds nothing");
     }
+}
+
+static int collect_visit(uintptr_t block, void *context)
+{
+    uintptr_t **cursor = context;
+    *(*cursor)++ = block;
+    return 0;
+}
+
+Test(block_set, walks_a_range_in_order_and_finds_the_block_before)
+{
+    /* Apart from the other test's addresses: region 40 (40 GiB up). */
+    uintptr_t base = (uintptr_t)40 << 30;
+    uintptr_t members[] = { base + 16, base + 4096, base + 4096 + 64 * 16,
+                            base + (1u << 20), base + ((uintptr_t)1 << 30) + 32 };
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(block_set_insert(members[i]), 0);
+    cr_assert_eq(block_set_insert(base + 8), -EINVAL, "not 16-byte aligned");
+    cr_assert_eq(block_set_insert((uintptr_t)1 << 47), -EINVAL, "beyond user space");
+    cr_assert(!block_set_contains(base + 8));
+
+    uintptr_t seen[8] = { 0 }, *cursor = seen;
+    block_set_each_in(base + 17, base + (1u << 20) + 1, collect_visit, &cursor);
+    cr_assert_eq(cursor - seen, 3, "from above the first to the fourth inclusive");
+    cr_assert_eq(seen[0], members[1]);
+    cr_assert_eq(seen[1], members[2]);
+    cr_assert_eq(seen[2], members[3]);
+    cursor = seen;
+    block_set_each_in(base, base + ((uintptr_t)2 << 30), collect_visit, &cursor);
+    cr_assert_eq(cursor - seen, 5, "across the region boundary");
+    cr_assert_eq(seen[4], members[4]);
+
+    cr_assert_eq(block_set_last_at_or_before(members[3]), members[3], "at");
+    cr_assert_eq(block_set_last_at_or_before(members[3] - 1), members[2], "before");
+    cr_assert_eq(block_set_last_at_or_before(members[4] - 16), members[3],
+                 "from the next region back into this one");
+    cr_assert_eq(block_set_last_at_or_before(base + 15), 0, "nothing below the first");
+    for (int i = 0; i < 5; i++)
+        cr_assert(block_set_remove(members[i]));
+    cr_assert_eq(block_set_last_at_or_before(members[4]), 0);
 }
 
 Test(stack_depot, one_id_per_distinct_stack)

@@ -87,7 +87,8 @@ Test(dwarf_expression, refuses_what_it_cannot_do)
 
 Test(rule_cache, stores_finds_and_forgets)
 {
-    struct simple_rule rule = { CFI_RBP, 1, 16, -8, -16 }, found;
+    struct simple_rule rule = { .cfa_register = CFI_RBP, .rbp_saved = 1, .cfa_offset = 16,
+                                .ra_offset = -8, .rbp_offset = -16 }, found;
     cr_assert_not(rule_cache_find(0x4242, &found));
     rule_cache_store(0x4242, &rule, rule_cache_generation());
     cr_assert(rule_cache_find(0x4242, &found));
@@ -96,7 +97,12 @@ Test(rule_cache, stores_finds_and_forgets)
     cr_assert_eq(found.cfa_offset, 16);
     cr_assert_eq(found.ra_offset, -8);
     cr_assert_eq(found.rbp_offset, -16);
+    cr_assert_eq(found.outermost, 0);
     cr_assert_not(rule_cache_find(0x4243, &found));
+    struct simple_rule bottom = { .outermost = 1 };
+    rule_cache_store(0x6161, &bottom, rule_cache_generation());
+    cr_assert(rule_cache_find(0x6161, &found));
+    cr_assert_eq(found.outermost, 1, "the outermost frame is remembered as such");
     unsigned before = rule_cache_generation();
     rule_cache_invalidate();
     cr_assert_not(rule_cache_find(0x4242, &found));

@@ -89,6 +89,51 @@ Test(backtrace, skip_drops_the_innermost_frames)
     cr_assert(address_in(skipped[0], (void *)capture_both, 64));
 }
 
+static void *ranged[64];
+static int ranged_count;
+
+/* The range is learnt from a first capture: from the lower of the two
+ * noinline functions below to the higher of the return addresses inside
+ * them, so it holds both call sites of each. */
+__attribute__((noinline)) static void capture_in_range(const void *start, const void *end)
+{
+    ranged_count = backtrace_skip_range(ranged, 3, start, end);
+    unskipped_count = backtrace_skip(captured, 64, 0);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void range_middle(const void *start, const void *end)
+{
+    capture_in_range(start, end);
+    __asm__ volatile("" ::: "memory");
+}
+
+Test(backtrace, skip_range_drops_every_innermost_frame_inside_the_range)
+{
+    range_middle(NULL, NULL);
+    cr_assert_gt(unskipped_count, 4);
+    cr_assert(address_in(captured[0], (void *)capture_in_range, 200));
+    cr_assert(address_in(captured[1], (void *)range_middle, 200));
+    uintptr_t a = (uintptr_t)capture_in_range, b = (uintptr_t)range_middle;
+    uintptr_t c = (uintptr_t)captured[0], d = (uintptr_t)captured[1];
+    uintptr_t start = a < b ? a : b, end = (c < d ? d : c) + 1;
+    cr_assert(!((uintptr_t)captured[2] >= start && (uintptr_t)captured[2] < end),
+              "the test's own frame lies between the two functions: the test needs another layout");
+    range_middle((const void *)start, (const void *)end);
+    cr_assert_eq(ranged_count, 3, "the size counts only frames kept");
+    /* Both frames inside were skipped: the first kept is the test's own. */
+    cr_assert(!((uintptr_t)ranged[0] >= start && (uintptr_t)ranged[0] < end),
+              "frame 0 %p is inside the range", ranged[0]);
+    cr_assert_eq(ranged[0], captured[2]);
+    cr_assert_eq(ranged[1], captured[3]);
+    /* An empty range skips nothing. */
+    range_middle((const void *)start, (const void *)start);
+    cr_assert(address_in(ranged[0], (void *)capture_in_range, 200));
+    cr_assert_eq(ranged[1], captured[1]);
+    cr_assert_eq(backtrace_skip_range(NULL, 4, NULL, NULL), 0);
+    cr_assert_eq(backtrace_skip_range(ranged, 0, NULL, NULL), 0);
+}
+
 Test(backtrace, size_zero_or_negative_stores_nothing)
 {
     void *buffer[4] = { (void *)1, (void *)1, (void *)1, (void *)1 };
