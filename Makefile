@@ -31,6 +31,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/unwind/dwarf_cfi.c \
 	src/unwind/dwarf_expression.c \
 	src/unwind/rule_cache.c \
+	src/unwind/walk_memo.c \
 	src/symbolize/index_reader.c \
 	src/symbolize/lookup.c \
 	src/symbolize/maps_fallback.c \

@@ -29,8 +29,14 @@ BENCH_PROGRAMS := $(BENCH_DIR)/bench \
 	$(BENCH_DIR)/handler_load_helper_ours \
 	$(BENCH_DIR)/handler_load_helper_static
 
-bench: $(BENCH_PROGRAMS)
+# The heap benchmark's programs (its section is at the end of this file).
+HEAP_BENCH_DIR      := $(BENCH_DIR)/heap
+HEAP_BENCH_PROGRAMS := $(HEAP_BENCH_DIR)/heap_bench $(HEAP_BENCH_DIR)/churn \
+	$(HEAP_BENCH_DIR)/churn_asan $(HEAP_BENCH_DIR)/mtrace_start.so $(BUILD)/libexecinfo_ex_hooks.so
+
+bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS)
 	$(BENCH_DIR)/bench
+	$(HEAP_BENCH_DIR)/heap_bench
 
 $(BENCH_DIR)/obj/%.o: bench/%.c $(BENCH_HEADERS)
 	@mkdir -p $(dir $@)
@@ -110,3 +116,35 @@ $(BENCH_DIR)/handler_load_helper_ours: $(BENCH_LOAD_DEPS) $(SHARED) $(BUILD)/lib
 
 $(BENCH_DIR)/handler_load_helper_static: $(BENCH_LOAD_DEPS) $(STATIC)
 	$(CC) $(BENCH_CFLAGS) -DVARIANT=2 $< -o $@ $(STATIC) $(DEP_LIBS) $(BENCH_TINY_LIBS)
+
+# ---- the heap benchmark (bench/heap) -----------------------------------------
+# build/bench/heap/heap_bench runs churn and CPython's dict_of_lists.py as
+# whole processes: plain, under our hooks library (heap=0 and full
+# recording), glibc's mtrace, heaptrack, and an ASan build of churn. The
+# paths it runs are compiled in, absolute, so that it runs from anywhere.
+# mtrace traces only after a call to mtrace(), which neither workload makes:
+# mtrace_start.so, preloaded after libc_malloc_debug.so.0, makes it.
+HEAP_PYTHON       ?= /usr/bin/python3
+HEAP_HEAPTRACK    ?= /usr/bin/heaptrack
+HEAP_MALLOC_DEBUG ?= $(abspath $(shell $(CC) -print-file-name=libc_malloc_debug.so.0))
+HEAP_BENCH_DEFINES := -DHEAP_BENCH_DIR='"$(CURDIR)/$(HEAP_BENCH_DIR)"' \
+	-DHEAP_HOOKS_LIBRARY='"$(CURDIR)/$(BUILD)/libexecinfo_ex_hooks.so"' \
+	-DHEAP_PYTHON='"$(HEAP_PYTHON)"' -DHEAP_PY_SCRIPT='"$(CURDIR)/bench/heap/dict_of_lists.py"' \
+	-DHEAP_MALLOC_DEBUG='"$(HEAP_MALLOC_DEBUG)"' -DHEAP_HEAPTRACK='"$(HEAP_HEAPTRACK)"'
+
+# bench.mk is a prerequisite: the paths above are in the binary.
+$(HEAP_BENCH_DIR)/heap_bench: bench/heap/heap_bench.c bench/timing.h bench/bench.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(HEAP_BENCH_DEFINES) $< -o $@
+
+$(HEAP_BENCH_DIR)/churn: bench/heap/churn.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $< -o $@
+
+$(HEAP_BENCH_DIR)/churn_asan: bench/heap/churn.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -fsanitize=address $< -o $@
+
+$(HEAP_BENCH_DIR)/mtrace_start.so: bench/heap/mtrace_start.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -fPIC -shared $< -o $@

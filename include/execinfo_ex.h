@@ -58,12 +58,25 @@ void backtrace_symbols_fd(void *const *buffer, int size, int fd);
  * comes earlier in the lookup order. AS-Safe. MT-Safe. */
 int backtrace_skip(void **buffer, int size, int skip);
 
+/* Memory a thread keeps between captures (backtrace_skip_range): the
+ * frames a capture shares with the one before are checked against the
+ * stack instead of unwound, with the same result. Zero it before the first
+ * use; one capture at a time may use it (a thread's own memo, e.g.
+ * "static __thread struct backtrace_memo memo;", and not the same one in
+ * a signal handler that may interrupt a capture). */
+struct backtrace_memo {
+    unsigned long long opaque[512];
+};
+
 /* backtrace from the first frame whose address is outside [START, END):
  * the innermost frames inside it (typically the caller's own library's
  * text, for an allocator or a logger that wraps the capture) are skipped,
  * however many inlining left, and SIZE frames are stored after them.
- * START == END skips nothing. AS-Safe. MT-Safe. */
-int backtrace_skip_range(void **buffer, int size, const void *start, const void *end);
+ * START == END skips nothing. MEMO may be NULL; a memo makes repeated
+ * captures from similar stacks cheaper. AS-Safe. MT-Safe
+ * (with a memo: MT-Safe for distinct memos). */
+int backtrace_skip_range(void **buffer, int size, const void *start, const void *end,
+                         struct backtrace_memo *memo);
 
 /* For an SA_SIGINFO handler: store up to SIZE addresses of the context
  * UCONTEXT (the handler's third argument). The first is the interrupted

@@ -13,6 +13,12 @@ struct heap_state heap;
 __thread int heap_busy __attribute__((tls_model("initial-exec")));
 
 static __thread uint32_t cached_thread_id __attribute__((tls_model("initial-exec")));
+/* The last capture's frames, so that the next one only unwinds what
+ * changed. Used under heap_busy == 0 only (heap.c), so never by two
+ * captures at once: a signal handler's malloc in the middle of one is
+ * recorded without a stack. Initial-exec TLS: the hook layer is loaded
+ * with the program (preloaded or linked), never by dlopen. */
+static __thread struct backtrace_memo capture_memo __attribute__((tls_model("initial-exec")));
 
 void heap_forget_thread_id(void)
 {
@@ -32,7 +38,8 @@ stack_id heap_capture(void)
 {
     void *frames[STACK_DEPOT_MAX_FRAMES + 1];
     int count = backtrace_skip_range(frames + 1, heap.options.heap_frames,
-                                     (const void *)heap.own_start, (const void *)heap.own_end);
+                                     (const void *)heap.own_start, (const void *)heap.own_end,
+                                     &capture_memo);
     frames[0] = (void *)(uintptr_t)heap_thread_id();
     return stack_depot_put(frames, count + 1);
 }

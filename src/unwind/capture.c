@@ -8,6 +8,7 @@
  * that both agree. */
 #include "capture.h"
 #include "stack_walk.h"
+#include "walk_memo.h"
 #include "execinfo_ex.h"
 
 #include <errno.h>
@@ -17,17 +18,19 @@
  * function, whose frame and whose caller's (backtrace) are then skipped,
  * then SKIP more, then any in [LOW, HIGH) until one is outside it. */
 __attribute__((noinline))
-static int walk_from_here(void **buffer, int size, int skip, uintptr_t low, uintptr_t high)
+static int walk_from_here(void **buffer, int size, int skip, uintptr_t low, uintptr_t high,
+                          struct backtrace_memo *memo)
 {
     struct stack_walk walk;
+    struct memo_pass pass;
     uintptr_t pc, sp, fp;
     int count = 0;
 
     __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
                      : "=r"(pc), "=r"(sp), "=r"(fp));
     stack_walk_begin(&walk, pc, sp, fp);
-    while (count < size && stack_walk_step(&walk) > 0) {
-        uintptr_t pc = walk.registers[CFI_RETURN_ADDRESS];
+    walk_memo_begin(&pass, memo);
+    while (count < size && walk_memo_step(&pass, &walk, &pc) > 0) {
         if (skip > 0) {
             skip--;
             continue;
@@ -36,6 +39,7 @@ static int walk_from_here(void **buffer, int size, int skip, uintptr_t low, uint
             continue;
         buffer[count++] = (void *)pc;
     }
+    walk_memo_end(&pass);
     return count;
 }
 
@@ -45,7 +49,7 @@ int capture_backtrace(void **buffer, int size)
     if (size <= 0 || buffer == NULL)
         return 0;
     /* Skip the return address into capture_backtrace itself. */
-    int count = walk_from_here(buffer, size, 1, 0, 0);
+    int count = walk_from_here(buffer, size, 1, 0, 0, NULL);
     errno = saved_errno;
     return count;
 }
@@ -59,21 +63,22 @@ int backtrace_skip(void **buffer, int size, int skip)
     int saved_errno = errno;
     if (size <= 0 || buffer == NULL)
         return 0;
-    int count = walk_from_here(buffer, size, 1 + (skip > 0 ? skip : 0), 0, 0);
+    int count = walk_from_here(buffer, size, 1 + (skip > 0 ? skip : 0), 0, 0, NULL);
     errno = saved_errno;
     return count;
 }
 
 /* backtrace from the first frame outside [START, END): for a wrapper (an
  * allocator, a logger) whose own frames come first, however many the
- * compiler left of them. */
+ * compiler left of them; with a memo of its last walk (walk_memo.c). */
 __attribute__((visibility("default")))
-int backtrace_skip_range(void **buffer, int size, const void *start, const void *end)
+int backtrace_skip_range(void **buffer, int size, const void *start, const void *end,
+                         struct backtrace_memo *memo)
 {
     int saved_errno = errno;
     if (size <= 0 || buffer == NULL)
         return 0;
-    int count = walk_from_here(buffer, size, 1, (uintptr_t)start, (uintptr_t)end);
+    int count = walk_from_here(buffer, size, 1, (uintptr_t)start, (uintptr_t)end, memo);
     errno = saved_errno;
     return count;
 }

@@ -40,6 +40,7 @@ static void begin_common(struct stack_walk *walk)
     walk->initial_sp = sp;
     walk->crossed_sp = 0;
     walk->steps = 0;
+    walk->last_step_simple = 0;
     /* The mapping we stand in is there; the other one may be gone (a freed
      * alternate stack): it is checked before its first use. */
     if (range_holds(&thread_ranges[here], sp, 1)) {
@@ -203,19 +204,29 @@ static void remember_outermost(uintptr_t pc, unsigned generation)
     rule_cache_store(pc, &rule, generation);
 }
 
-/* Keep the rule for next time if it has the shape the fast path knows. */
-static void remember_if_simple(uintptr_t pc, const struct cfi_frame *frame, unsigned generation)
+/* The frame's rule in the shape the fast path knows, if it has it. */
+static int simple_rule_of(const struct cfi_frame *frame, struct simple_rule *rule)
 {
     const struct cfi_rule *ra = &frame->rules[PC], *rbp = &frame->rules[CFI_RBP];
     const struct cfi_rule *rsp = &frame->rules[CFI_RSP];
     if (frame->cfa_is_expression || frame->signal_frame || rsp->kind != CFI_SAME ||
         (frame->cfa_register != CFI_RSP && frame->cfa_register != CFI_RBP) ||
         ra->kind != CFI_OFFSET || (rbp->kind != CFI_SAME && rbp->kind != CFI_OFFSET))
-        return;
-    struct simple_rule rule = { frame->cfa_register, rbp->kind == CFI_OFFSET, 0,
-                                (int32_t)frame->cfa_offset, (int32_t)ra->offset,
-                                (int32_t)rbp->offset };
-    rule_cache_store(pc, &rule, generation);
+        return 0;
+    *rule = (struct simple_rule){ frame->cfa_register, rbp->kind == CFI_OFFSET, 0,
+                                  (int32_t)frame->cfa_offset, (int32_t)ra->offset,
+                                  (int32_t)rbp->offset };
+    return 1;
+}
+
+static void note_step(struct stack_walk *walk, const struct simple_rule *rule)
+{
+    walk->last_step_simple = rule != NULL;
+    if (rule != NULL) {
+        walk->last_rbp_saved = rule->rbp_saved;
+        walk->last_ra_offset = rule->ra_offset;
+        walk->last_rbp_offset = rule->rbp_offset;
+    }
 }
 
 static int step_with_rule(struct stack_walk *walk, const struct simple_rule *rule)
@@ -237,6 +248,7 @@ static int step_with_rule(struct stack_walk *walk, const struct simple_rule *rul
     walk->registers[CFI_RBP] = rbp;
     walk->known = 1u << PC | 1u << CFI_RSP | (rbp_known ? 1u << CFI_RBP : 0);
     walk->pc_is_exact = 0;
+    note_step(walk, rule);
     return 1;
 }
 
@@ -264,7 +276,12 @@ static int step_with_frame(struct stack_walk *walk, uintptr_t lookup_pc,
         return 0;
     if (!frame->signal_frame && next[CFI_RSP] <= walk->registers[CFI_RSP])
         return 0;
-    remember_if_simple(lookup_pc, frame, generation);
+    /* Keep the rule for next time if it has the shape the fast path knows. */
+    struct simple_rule rule;
+    int simple = simple_rule_of(frame, &rule);
+    if (simple)
+        rule_cache_store(lookup_pc, &rule, generation);
+    note_step(walk, simple ? &rule : NULL);
     memcpy(walk->registers, next, sizeof next);
     walk->known = known;
     if (frame->signal_frame)
@@ -288,6 +305,7 @@ static int step_out_of_a_bad_call(struct stack_walk *walk)
     walk->registers[CFI_RSP] = sp + sizeof(uintptr_t);
     walk->known &= 1u << PC | 1u << CFI_RSP | 1u << CFI_RBP;
     walk->pc_is_exact = 0;
+    note_step(walk, NULL);
     return 1;
 }
 

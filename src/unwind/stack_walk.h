@@ -22,6 +22,12 @@ struct stack_walk {
     uintptr_t initial_sp;  /* the stack the walk started on */
     uintptr_t crossed_sp;  /* the stack a signal frame led to, or 0 */
     int steps;             /* taken so far */
+    /* The last step, when it had the simple shape (rule_cache.h): the
+     * offsets from the new sp (the CFA) it read the caller's pc and rbp
+     * at, so that a walk memo (walk_memo.c) can check them again. */
+    int last_step_simple;
+    int last_rbp_saved;
+    int32_t last_ra_offset, last_rbp_offset;
 };
 
 /* Start from registers taken at one instruction (pc exact). */
@@ -42,5 +48,19 @@ void stack_walk_remember_this_stack(void);
 /* Read the word at ADDRESS if it lies in a readable mapping. Returns 0 or
  * -EFAULT. Signal-safe. */
 int stack_walk_read(struct stack_walk *walk, uintptr_t address, uintptr_t *value);
+
+/* The same, inline for the common case: an aligned word of the stack the
+ * walk started on. */
+static inline int stack_walk_read_fast(struct stack_walk *walk, uintptr_t address,
+                                       uintptr_t *value)
+{
+    const struct memory_range *stack = &walk->readable[0];
+    if (address % sizeof(uintptr_t) == 0 && address >= stack->low &&
+        stack->high >= sizeof(uintptr_t) && address <= stack->high - sizeof(uintptr_t)) {
+        *value = *(const uintptr_t *)address;
+        return 0;
+    }
+    return stack_walk_read(walk, address, value);
+}
 
 #endif

@@ -97,7 +97,7 @@ static int ranged_count;
  * them, so it holds both call sites of each. */
 __attribute__((noinline)) static void capture_in_range(const void *start, const void *end)
 {
-    ranged_count = backtrace_skip_range(ranged, 3, start, end);
+    ranged_count = backtrace_skip_range(ranged, 3, start, end, NULL);
     unskipped_count = backtrace_skip(captured, 64, 0);
     __asm__ volatile("" ::: "memory");
 }
@@ -130,8 +130,81 @@ Test(backtrace, skip_range_drops_every_innermost_frame_inside_the_range)
     range_middle((const void *)start, (const void *)start);
     cr_assert(address_in(ranged[0], (void *)capture_in_range, 200));
     cr_assert_eq(ranged[1], captured[1]);
-    cr_assert_eq(backtrace_skip_range(NULL, 4, NULL, NULL), 0);
-    cr_assert_eq(backtrace_skip_range(ranged, 0, NULL, NULL), 0);
+    cr_assert_eq(backtrace_skip_range(NULL, 4, NULL, NULL, NULL), 0);
+    cr_assert_eq(backtrace_skip_range(ranged, 0, NULL, NULL, NULL), 0);
+}
+
+/* A memo must never change a trace: captures with one, from stacks that
+ * share more or less with the capture before, equal captures without. */
+static struct backtrace_memo memo;
+static void *with_memo[64], *without_memo[64];
+static int with_count, without_count;
+static volatile int path_taken;
+
+__attribute__((noinline)) static void memo_leaf(void)
+{
+    with_count = backtrace_skip_range(with_memo, 64, NULL, NULL, &memo);
+    without_count = backtrace_skip_range(without_memo, 64, NULL, NULL, NULL);
+    __asm__ volatile("" ::: "memory");
+}
+
+/* Two callers with frames of one size, so that memo_common's frame has
+ * the same sp and pc whichever called it: only the stack words differ. */
+__attribute__((noinline)) static void memo_common(void)
+{
+    memo_leaf();
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void memo_via_a(void)
+{
+    path_taken = 1;
+    memo_common();
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void memo_via_b(void)
+{
+    path_taken = 2;
+    memo_common();
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void memo_recurse(int depth, int which)
+{
+    if (depth == 0)
+        (which ? memo_via_b : memo_via_a)();
+    else
+        memo_recurse(depth - 1, which);
+    __asm__ volatile("" ::: "memory");
+}
+
+static void assert_same_trace(int round)
+{
+    cr_assert_eq(with_count, without_count, "round %d: %d frames with the memo, %d without",
+                 round, with_count, without_count);
+    /* Frame 0 is memo_leaf's two call sites: different by construction. */
+    for (int i = 1; i < with_count; i++)
+        cr_assert_eq(with_memo[i], without_memo[i], "round %d, frame %d", round, i);
+}
+
+Test(backtrace, memo_gives_the_same_traces)
+{
+    static const int depths[] = { 5, 5, 9, 5, 12, 3, 12, 12, 0, 30, 29, 30, 1 };
+    int round = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (unsigned i = 0; i < sizeof depths / sizeof depths[0]; i++, round++) {
+            memo_recurse(depths[i], (int)(i + pass) % 2);
+            assert_same_trace(round);
+            cr_assert_gt(with_count, depths[i] + 3);
+        }
+    }
+    /* The same sp and pc in memo_common, another caller above it. */
+    memo_via_a();
+    assert_same_trace(round++);
+    memo_via_b();
+    assert_same_trace(round++);
+    cr_assert_eq(with_memo[3], without_memo[3]);
 }
 
 Test(backtrace, size_zero_or_negative_stores_nothing)
