@@ -30,7 +30,15 @@ static int walk_from_here(void **buffer, int size, int skip, uintptr_t low, uint
                      : "=r"(pc), "=r"(sp), "=r"(fp));
     stack_walk_begin(&walk, pc, sp, fp);
     walk_memo_begin(&pass, memo);
-    while (count < size && walk_memo_step(&pass, &walk, &pc) > 0) {
+    while (count < size) {
+        /* Past the skipped frames, a run of the memo's frames goes in at once. */
+        if (skip == 0 && count > 0) {
+            count += walk_memo_replay_run(&pass, &walk, buffer + count, size - count);
+            if (count == size)
+                break;
+        }
+        if (walk_memo_step(&pass, &walk, &pc) <= 0)
+            break;
         if (skip > 0) {
             skip--;
             continue;

@@ -222,11 +222,8 @@ static int simple_rule_of(const struct cfi_frame *frame, struct simple_rule *rul
 static void note_step(struct stack_walk *walk, const struct simple_rule *rule)
 {
     walk->last_step_simple = rule != NULL;
-    if (rule != NULL) {
-        walk->last_rbp_saved = rule->rbp_saved;
-        walk->last_ra_offset = rule->ra_offset;
-        walk->last_rbp_offset = rule->rbp_offset;
-    }
+    if (rule != NULL)
+        walk->last_rule = *rule;
 }
 
 static int step_with_rule(struct stack_walk *walk, const struct simple_rule *rule)

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "dwarf_cfi.h"
+#include "rule_cache.h"
 
 struct memory_range {
     uintptr_t low, high;
@@ -22,12 +23,10 @@ struct stack_walk {
     uintptr_t initial_sp;  /* the stack the walk started on */
     uintptr_t crossed_sp;  /* the stack a signal frame led to, or 0 */
     int steps;             /* taken so far */
-    /* The last step, when it had the simple shape (rule_cache.h): the
-     * offsets from the new sp (the CFA) it read the caller's pc and rbp
-     * at, so that a walk memo (walk_memo.c) can check them again. */
+    /* The rule of the last step, when it had the simple shape, for a walk
+     * memo (walk_memo.c) to use again. */
     int last_step_simple;
-    int last_rbp_saved;
-    int32_t last_ra_offset, last_rbp_offset;
+    struct simple_rule last_rule;
 };
 
 /* Start from registers taken at one instruction (pc exact). */

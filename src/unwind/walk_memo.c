@@ -1,40 +1,35 @@
-/* walk_memo.c: a walk that checks, rather than unwinds, the frames it
- * shares with the walk before it.
+/* walk_memo.c: a walk that takes each frame's rule from the walk before
+ * it instead of looking it up.
  * World: signal-safe (memory reads through stack_walk_read only).
  *
  * An allocator that captures a stack at every malloc walks nearly the same
- * frames again and again: main, the event loop, the interpreter; only the
- * innermost few change. The memo keeps, per frame of the last walk, the
- * frame's state (pc, sp, rbp) and where the step to its caller read the
- * caller's pc and rbp (offsets from the caller's sp, the simple rule
- * shape of rule_cache.h). When a walk reaches a state the memo has, the
- * next frame is the memo's next one exactly when those stack words still
- * hold the values the memo recorded: a step is a function of the state,
- * of the rule for the pc (unchanged while the rule cache's generation is)
- * and of the words it reads. So each shared frame costs one or two checked
- * reads and compares instead of a rule lookup, with the same result. A
- * check that fails falls back to plain stepping from that frame.
+ * frames again and again: its own, then main, the event loop, the
+ * interpreter; only a few in between change. The memo keeps, per frame of
+ * the last walk, the frame's pc and sp and the rule that stepped out of
+ * it (the simple shape of rule_cache.h). A rule depends on the pc alone
+ * (while the rule cache's generation holds: no module was unloaded), so
+ * when the walk stands on the pc the memo predicts, it applies the memo's
+ * rule to its own registers and reads the caller's frame from the stack
+ * as any step would: the same result, without the hash, the shared cache
+ * and its seqlock. A frame the memo does not predict is stepped as usual;
+ * the walk then looks for its place in the memo by sp (frames are in sp
+ * order), so that the outer frames shared with the last walk, which sit at
+ * the same addresses, are predicted again.
  *
- * Only the simple shape is replayed; any other step (a signal frame, an
- * expression) ends what the memo can vouch for. Two halves of the memo
- * alternate, so a walk records into one while it reads the other. */
+ * Two halves of the memo alternate, so a walk records into one while it
+ * reads the other. */
 #include "walk_memo.h"
-#include "rule_cache.h"
 #include "execinfo_ex.h"
-
-#include <string.h>
 
 #define MEMO_MAGIC 0x6f6d656du   /* "memo" */
 #define MEMO_FRAMES 63
+#define PC CFI_RETURN_ADDRESS
 
 struct memo_frame {
-    uintptr_t pc, sp, rbp;
-    uint8_t rbp_known;
-    uint8_t stepped;           /* the step to the next frame was simple */
-    uint8_t rbp_saved;
-    uint8_t unused;
-    int16_t ra_offset;         /* the next frame's pc is at next sp + this */
-    int16_t rbp_offset;        /* and its rbp, if saved */
+    uintptr_t pc, sp;          /* the frame as the walk reached it */
+    int32_t cfa_offset;        /* the rule that stepped out of it, if has_rule */
+    int16_t ra_offset, rbp_offset;
+    uint8_t has_rule, cfa_is_rbp, rbp_saved, unused;
 };
 
 struct memo_layout {
@@ -68,110 +63,126 @@ static int fits_16(int32_t value)
     return value >= INT16_MIN && value <= INT16_MAX;
 }
 
-/* Append the state the walk has just stepped to, and how it got there. */
-static void record(struct memo_pass *pass, const struct stack_walk *walk)
+/* The frame the walk stands on, as the memo knows it, or NULL: the next
+ * one in sequence, else the one at the walk's sp. */
+static const struct memo_frame *predicted(struct memo_pass *pass, const struct stack_walk *walk)
 {
-    if (pass->fresh_count >= MEMO_FRAMES)
-        return;
-    if (pass->fresh_count > 0) {
-        struct memo_frame *before = &pass->fresh[pass->fresh_count - 1];
-        before->stepped = walk->last_step_simple && fits_16(walk->last_ra_offset) &&
-                          fits_16(walk->last_rbp_offset);
-        before->rbp_saved = (uint8_t)walk->last_rbp_saved;
-        before->ra_offset = (int16_t)walk->last_ra_offset;
-        before->rbp_offset = (int16_t)walk->last_rbp_offset;
-    }
-    int rbp_known = (walk->known >> CFI_RBP) & 1;
-    uintptr_t pc = walk->registers[CFI_RETURN_ADDRESS], sp = walk->registers[CFI_RSP];
-    uintptr_t rbp = rbp_known ? walk->registers[CFI_RBP] : 0;
-    /* Scalar loads: the walker has just stored these registers a word at a
-     * time, and the vector load GCC's -O2 would merge two of them into
-     * stalls on store forwarding (it was most of this function's time). */
-    __asm__("" : "+r"(pc), "+r"(sp), "+r"(rbp));
-    pass->fresh[pass->fresh_count++] = (struct memo_frame){
-        .pc = pc, .sp = sp, .rbp = rbp, .rbp_known = (uint8_t)rbp_known,
-    };
-}
-
-/* Does the walk stand where the last walk stood? Frames are in sp order,
- * and so are the walk's steps: the cursor only moves forward. */
-static void match(struct memo_pass *pass, const struct stack_walk *walk)
-{
-    uintptr_t sp = walk->registers[CFI_RSP];
+    uintptr_t pc = walk->registers[PC], sp = walk->registers[CFI_RSP];
+    if (walk->pc_is_exact)
+        return NULL;
+    if (pass->cursor < pass->old_count && pass->old[pass->cursor].pc == pc)
+        return &pass->old[pass->cursor];
     while (pass->cursor < pass->old_count && pass->old[pass->cursor].sp < sp)
         pass->cursor++;
-    if (pass->cursor >= pass->old_count || walk->pc_is_exact)
-        return;
-    const struct memo_frame *frame = &pass->old[pass->cursor];
-    int rbp_known = (walk->known >> CFI_RBP) & 1;
-    pass->replaying = frame->sp == sp && frame->pc == walk->registers[CFI_RETURN_ADDRESS] &&
-                      frame->rbp_known == rbp_known &&
-                      (!rbp_known || frame->rbp == walk->registers[CFI_RBP]);
-    pass->run_start = pass->cursor;
+    if (pass->cursor < pass->old_count && pass->old[pass->cursor].pc == pc)
+        return &pass->old[pass->cursor];
+    return NULL;
 }
 
-/* The memo's next frame, if the words its step read still hold. The
- * walk itself is left at the frame where the run began (see end_run). */
-static int replay(struct memo_pass *pass, struct stack_walk *walk)
+/* Step out of the current frame with FRAME's rule, as step_with_rule in
+ * stack_walk.c does with a rule from the cache. */
+static int apply(struct stack_walk *walk, const struct memo_frame *frame)
 {
-    const struct memo_frame *here = &pass->old[pass->cursor];
-    int replayed = pass->cursor - pass->run_start;
-    if (!here->stepped || pass->cursor + 1 >= pass->old_count ||
-        pass->fresh_count + replayed >= MEMO_FRAMES)
+    int rbp_known = (walk->known >> CFI_RBP) & 1;
+    if (!frame->has_rule || (frame->cfa_is_rbp && !rbp_known))
         return 0;
-    const struct memo_frame *next = here + 1;
-    uintptr_t pc, rbp;
-    if (stack_walk_read_fast(walk, next->sp + (uintptr_t)(intptr_t)here->ra_offset, &pc) < 0 ||
-        pc != next->pc)
+    uintptr_t sp = walk->registers[CFI_RSP], rbp = walk->registers[CFI_RBP];
+    uintptr_t cfa = (frame->cfa_is_rbp ? rbp : sp) + (uintptr_t)(intptr_t)frame->cfa_offset;
+    uintptr_t pc;
+    if (stack_walk_read_fast(walk, cfa + (uintptr_t)(intptr_t)frame->ra_offset, &pc) < 0)
         return 0;
-    if (here->rbp_saved &&
-        (stack_walk_read_fast(walk, next->sp + (uintptr_t)(intptr_t)here->rbp_offset, &rbp) < 0 ||
-         rbp != next->rbp))
+    if (frame->rbp_saved &&
+        stack_walk_read_fast(walk, cfa + (uintptr_t)(intptr_t)frame->rbp_offset, &rbp) < 0)
         return 0;
-    pass->cursor++;
+    if (cfa <= sp || pc == 0)
+        return 0; /* a stack must grow towards its base */
+    walk->registers[PC] = pc;
+    walk->registers[CFI_RSP] = cfa;
+    walk->registers[CFI_RBP] = rbp;
+    walk->known = 1u << PC | 1u << CFI_RSP | (frame->rbp_saved || rbp_known ? 1u << CFI_RBP : 0);
+    walk->steps++;
     return 1;
 }
 
-/* A run of replayed frames ends: record them as they were (a frame's step
- * depends on its pc only, so its rule is still right) and bring the walk
- * to the last of them, from where it may go on stepping. */
-static void end_run(struct memo_pass *pass, struct stack_walk *walk)
+/* The step out of the frame last recorded was RULE (NULL: not simple). */
+static void record_rule(struct memo_pass *pass, const struct simple_rule *rule)
 {
-    int replayed = pass->cursor - pass->run_start;
-    pass->replaying = 0;
-    if (replayed == 0)
+    if (!pass->current_recorded)
         return;
-    memcpy(&pass->fresh[pass->fresh_count - 1], &pass->old[pass->run_start],
-           (size_t)(replayed + 1) * sizeof(struct memo_frame));
-    pass->fresh_count += replayed;
-    if (walk == NULL)
+    struct memo_frame *frame = &pass->fresh[pass->fresh_count - 1];
+    frame->has_rule = rule != NULL && !rule->outermost && fits_16(rule->ra_offset) &&
+                      fits_16(rule->rbp_offset);
+    if (!frame->has_rule)
         return;
-    const struct memo_frame *last = &pass->old[pass->cursor];
-    walk->registers[CFI_RETURN_ADDRESS] = last->pc;
-    walk->registers[CFI_RSP] = last->sp;
-    walk->registers[CFI_RBP] = last->rbp;
-    walk->known = 1u << CFI_RETURN_ADDRESS | 1u << CFI_RSP |
-                  (last->rbp_known ? 1u << CFI_RBP : 0);
-    walk->pc_is_exact = 0;
-    walk->steps += replayed;
+    frame->cfa_offset = rule->cfa_offset;
+    frame->ra_offset = (int16_t)rule->ra_offset;
+    frame->rbp_offset = (int16_t)rule->rbp_offset;
+    frame->cfa_is_rbp = rule->cfa_register == CFI_RBP;
+    frame->rbp_saved = rule->rbp_saved;
+}
+
+/* Copy the rule of a memo frame to the frame last recorded. */
+static void record_copied_rule(struct memo_pass *pass, const struct memo_frame *from)
+{
+    if (!pass->current_recorded)
+        return;
+    struct memo_frame *frame = &pass->fresh[pass->fresh_count - 1];
+    frame->cfa_offset = from->cfa_offset;
+    frame->ra_offset = from->ra_offset;
+    frame->rbp_offset = from->rbp_offset;
+    frame->has_rule = 1;
+    frame->cfa_is_rbp = from->cfa_is_rbp;
+    frame->rbp_saved = from->rbp_saved;
+}
+
+/* The frame the walk has just stepped to. */
+static void record_frame(struct memo_pass *pass, const struct stack_walk *walk)
+{
+    pass->current_recorded = pass->fresh_count < MEMO_FRAMES;
+    if (!pass->current_recorded)
+        return;
+    struct memo_frame *frame = &pass->fresh[pass->fresh_count++];
+    frame->pc = walk->registers[PC];
+    frame->sp = walk->registers[CFI_RSP];
+    frame->has_rule = 0;
+}
+
+/* One step with the memo's rule, if it predicts the current frame. */
+static int step_predicted(struct memo_pass *pass, struct stack_walk *walk)
+{
+    const struct memo_frame *frame = predicted(pass, walk);
+    if (frame == NULL || !apply(walk, frame))
+        return 0;
+    record_copied_rule(pass, frame);
+    record_frame(pass, walk);
+    pass->cursor = (int)(frame - pass->old) + 1;
+    return 1;
+}
+
+int walk_memo_replay_run(struct memo_pass *pass, struct stack_walk *walk, void **buffer,
+                         int size)
+{
+    int stored = 0;
+    if (pass->memo == NULL)
+        return 0;
+    while (stored < size && pass->cursor < pass->old_count &&
+           pass->old[pass->cursor].pc == walk->registers[PC] && step_predicted(pass, walk))
+        buffer[stored++] = (void *)walk->registers[PC];
+    return stored;
 }
 
 int walk_memo_step(struct memo_pass *pass, struct stack_walk *walk, uintptr_t *pc)
 {
-    if (pass->memo != NULL && pass->replaying) {
-        if (replay(pass, walk)) {
-            *pc = pass->old[pass->cursor].pc;
-            return 1;
-        }
-        end_run(pass, walk);
+    if (pass->memo == NULL) {
+        if (stack_walk_step(walk) <= 0)
+            return 0;
+    } else if (!step_predicted(pass, walk)) {
+        if (stack_walk_step(walk) <= 0)
+            return 0;
+        record_rule(pass, walk->last_step_simple ? &walk->last_rule : NULL);
+        record_frame(pass, walk);
     }
-    if (stack_walk_step(walk) <= 0)
-        return 0;
-    if (pass->memo != NULL) {
-        record(pass, walk);
-        match(pass, walk);
-    }
-    *pc = walk->registers[CFI_RETURN_ADDRESS];
+    *pc = walk->registers[PC];
     return 1;
 }
 
@@ -180,8 +191,6 @@ void walk_memo_end(struct memo_pass *pass)
     struct memo_layout *layout = pass->memo;
     if (layout == NULL)
         return;
-    if (pass->replaying)
-        end_run(pass, NULL);
     unsigned fresh = !(layout->current & 1);
     layout->count[fresh] = (uint16_t)pass->fresh_count;
     layout->generation = pass->generation;

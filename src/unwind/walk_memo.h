@@ -1,4 +1,4 @@
-/* walk_memo.h: replay the frames a walk shares with the previous one. */
+/* walk_memo.h: take each frame's rule from the walk before. */
 #ifndef EXECINFO_EX_WALK_MEMO_H
 #define EXECINFO_EX_WALK_MEMO_H
 
@@ -12,8 +12,8 @@ struct memo_frame;
 struct memo_pass {
     struct memo_layout *memo;        /* NULL: plain walking */
     const struct memo_frame *old;
-    int old_count, cursor, replaying;
-    int run_start;                   /* old frame where the replay began */
+    int old_count, cursor;           /* cursor: the old frame predicted next */
+    int current_recorded;            /* the walk's frame is fresh[fresh_count - 1] */
     struct memo_frame *fresh;
     int fresh_count;
     unsigned generation;
@@ -22,11 +22,16 @@ struct memo_pass {
 /* Start a pass over MEMO (may be NULL). Signal-safe. */
 void walk_memo_begin(struct memo_pass *pass, struct backtrace_memo *memo);
 
-/* stack_walk_step, or the next frame of the memo when the memo's frames
- * still hold: the same result, cheaper. Returns 1 with the caller's pc
- * in *PC, or 0 at the end; WALK's registers are those of *PC's frame only
- * after a plain step (a replay moves them when it ends). Signal-safe. */
+/* stack_walk_step, with the memo's rule when the memo predicts the frame:
+ * the same result, cheaper. Returns 1 with the caller's pc in *PC, or 0 at
+ * the end. Signal-safe. */
 int walk_memo_step(struct memo_pass *pass, struct stack_walk *walk, uintptr_t *pc);
+
+/* While the memo predicts the walk's frames: step through up to SIZE of
+ * them at once, storing their pcs into BUFFER, as that many walk_memo_step
+ * calls would. Returns how many. Signal-safe. */
+int walk_memo_replay_run(struct memo_pass *pass, struct stack_walk *walk, void **buffer,
+                         int size);
 
 /* Keep this walk's frames for the next one. Signal-safe. */
 void walk_memo_end(struct memo_pass *pass);
