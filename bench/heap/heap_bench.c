@@ -38,12 +38,13 @@
 #error "built by bench/bench.mk, which defines the paths of the programs"
 #endif
 
-/* Sizes: the plain run takes about 0.5 s for each (measured on the 2-CPU
- * bench machine), which keeps the slowest contender (mtrace on python,
- * about 30x) and so the whole heap bench within about 4 minutes. */
+/* Sizes: plain churn takes about 0.58 s, plain python about 0.42 s (on the
+ * 2-CPU bench machine). Python is the smaller because glibc's mtrace costs
+ * it about 50x (a 300 MB trace, one dladdr per call), and that one row is
+ * half of the run: these sizes keep the whole heap bench under 4 minutes. */
 #define DEFAULT_REPEATS 5
-#define DEFAULT_CHURN_OPS 5000000
-#define DEFAULT_PY_COUNT 30000
+#define DEFAULT_CHURN_OPS 6000000
+#define DEFAULT_PY_COUNT 35000
 #define MAX_REPEATS 101
 #define OUTPUT_MAX 4096
 /* A trace smaller than this holds a header and no allocations: the tracer
