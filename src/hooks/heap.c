@@ -40,7 +40,7 @@ static void *allocate_recorded(size_t size, size_t alignment, int with_stack)
     }
     /* The library's own allocations (a report, the index build) are
      * blocks like any other, without the cost of a stack. */
-    stack_id stack = with_stack ? heap_capture() : 0;
+    stack_id stack = with_stack ? heap_capture(HEAP_CAPTURE_ALLOCATION) : 0;
     void *real = alignment <= 16 ? __libc_malloc(real_size)
                                  : __libc_memalign(alignment, real_size);
     if (real == NULL)
@@ -162,7 +162,7 @@ static void release_recorded(uintptr_t user, int with_stack)
         return;
     }
     check_block(user, &facts, 0, "at free");
-    struct quarantined block = { user, facts.size, with_stack ? heap_capture() : 0 };
+    struct quarantined block = { user, facts.size, with_stack ? heap_capture(HEAP_CAPTURE_FREE) : 0 };
     block_fill(user, facts.size, heap.options.fill_max, heap.options.free_fill);
     quarantine_push(&block, evict, NULL);
 }
@@ -171,11 +171,14 @@ void heap_release(void *pointer)
 {
     if (pointer == NULL)
         return;
-    /* The set is asked even when busy or with heap=0 from the start: a
-     * block is ours by membership alone. */
+    if (!heap.recording) {
+        __libc_free(pointer); /* heap=0, or before initialisation: none is ours */
+        return;
+    }
+    /* The set is asked even when busy: a block is ours by membership alone. */
     int with_stack = heap_busy == 0;
     heap_busy++;
-    if (heap.recording && block_set_contains((uintptr_t)pointer))
+    if (block_set_contains((uintptr_t)pointer))
         release_recorded((uintptr_t)pointer, with_stack);
     else
         release_foreign(pointer);

@@ -26,8 +26,15 @@ extern struct heap_state heap;
 extern __thread int heap_busy __attribute__((tls_model("initial-exec")));
 
 /* Initialise on first use (from whichever allocation comes first, maybe
- * inside the loader or a constructor). Returns 1 when recording is on. */
-int heap_ready(void);
+ * inside the loader or a constructor). Returns 1 when recording is on.
+ * Inline for the common case, every call once initialised. */
+int heap_ready_slow(void);
+static inline int heap_ready(void)
+{
+    if (__builtin_expect(__atomic_load_n((int *)&heap.phase, __ATOMIC_ACQUIRE) == HEAP_READY, 1))
+        return heap.recording;
+    return heap_ready_slow();
+}
 
 /* The calling thread's kernel id, cached; forgotten in a fork child. */
 uint32_t heap_thread_id(void);
@@ -35,7 +42,12 @@ void heap_forget_thread_id(void);
 
 /* The stack of the calling code (frames of this library skipped), with the
  * thread, as a depot id; 0 if it could not be stored. Signal-safe. */
-stack_id heap_capture(void);
+enum heap_capture_kind {
+    HEAP_CAPTURE_ALLOCATION,
+    HEAP_CAPTURE_FREE,
+    HEAP_CAPTURE_REPORT,      /* no memo: a report may come from anywhere */
+};
+stack_id heap_capture(enum heap_capture_kind kind);
 
 /* A stack id as frames: *THREAD gets the thread, FRAMES the addresses.
  * Returns the frame count. Signal-safe. */

@@ -116,7 +116,7 @@ static void text_report(int fd, const struct heap_error_facts *facts)
     text_out_flush(&out);
     void *frames[REPORT_FRAMES];
     uint32_t thread;
-    stack_id here = heap_capture();
+    stack_id here = heap_capture(HEAP_CAPTURE_REPORT);
     int count = heap_stack_frames(here, &thread, frames, REPORT_FRAMES);
     backtrace_print_fd(frames, count, 0, fd);
     heap_report_stack(&out, fd, "allocated", facts->alloc_stack);
@@ -172,7 +172,7 @@ static void json_report(int fd, const struct heap_error_facts *facts)
     json_signed(&out, getpid());
     json_key(&out, "tid", 0);
     text_out_decimal(&out, heap_thread_id());
-    heap_report_json_stack(&out, fd, "here", heap_capture());
+    heap_report_json_stack(&out, fd, "here", heap_capture(HEAP_CAPTURE_REPORT));
     heap_report_json_stack(&out, fd, "allocated", facts->alloc_stack);
     heap_report_json_stack(&out, fd, "freed", facts->free_stack);
     text_out_string(&out, "}\n");

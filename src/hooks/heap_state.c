@@ -84,7 +84,7 @@ static void initialise(void)
     heap.recording = recording;
 }
 
-int heap_ready(void)
+int heap_ready_slow(void)
 {
     int phase = atomic_load_explicit(&heap.phase, memory_order_acquire);
     if (phase == HEAP_READY)

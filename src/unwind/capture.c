@@ -31,21 +31,26 @@ static int walk_from_here(void **buffer, int size, int skip, uintptr_t low, uint
     stack_walk_begin(&walk, pc, sp, fp);
     walk_memo_begin(&pass, memo);
     while (count < size) {
-        /* Past the skipped frames, a run of the memo's frames goes in at once. */
-        if (skip == 0 && count > 0) {
-            count += walk_memo_replay_run(&pass, &walk, buffer + count, size - count);
-            if (count == size)
+        /* The next frames: a run of those the memo predicts, or one step. */
+        int fresh = walk_memo_replay_run(&pass, &walk, buffer + count, size - count);
+        if (fresh == 0) {
+            if (walk_memo_step(&pass, &walk, &pc) <= 0)
                 break;
+            buffer[count] = (void *)pc;
+            fresh = 1;
         }
-        if (walk_memo_step(&pass, &walk, &pc) <= 0)
-            break;
-        if (skip > 0) {
-            skip--;
-            continue;
+        /* Keep those past the skipped ones, packed down in place. */
+        int end = count + fresh;
+        for (int i = count; i < end; i++) {
+            pc = (uintptr_t)buffer[i];
+            if (skip > 0) {
+                skip--;
+                continue;
+            }
+            if (count == 0 && pc >= low && pc < high)
+                continue;
+            buffer[count++] = (void *)pc;
         }
-        if (count == 0 && pc >= low && pc < high)
-            continue;
-        buffer[count++] = (void *)pc;
     }
     walk_memo_end(&pass);
     return count;

@@ -159,15 +159,55 @@ static int step_predicted(struct memo_pass *pass, struct stack_walk *walk)
     return 1;
 }
 
+/* step_predicted in a loop, with the walk's registers and the memo's
+ * cursors kept in locals: the hot path of a capture from a deep stack. */
 int walk_memo_replay_run(struct memo_pass *pass, struct stack_walk *walk, void **buffer,
                          int size)
 {
-    int stored = 0;
-    if (pass->memo == NULL)
+    if (pass->memo == NULL || walk->pc_is_exact)
         return 0;
-    while (stored < size && pass->cursor < pass->old_count &&
-           pass->old[pass->cursor].pc == walk->registers[PC] && step_predicted(pass, walk))
-        buffer[stored++] = (void *)walk->registers[PC];
+    uintptr_t pc = walk->registers[PC], sp = walk->registers[CFI_RSP];
+    uintptr_t rbp = walk->registers[CFI_RBP];
+    int rbp_known = (walk->known >> CFI_RBP) & 1;
+    int cursor = pass->cursor, fresh_count = pass->fresh_count;
+    int recorded = pass->current_recorded, stored = 0;
+    while (stored < size && cursor < pass->old_count) {
+        const struct memo_frame *frame = &pass->old[cursor];
+        if (frame->pc != pc || !frame->has_rule || (frame->cfa_is_rbp && !rbp_known))
+            break;
+        uintptr_t cfa = (frame->cfa_is_rbp ? rbp : sp) + (uintptr_t)(intptr_t)frame->cfa_offset;
+        uintptr_t next_pc, next_rbp = rbp;
+        if (stack_walk_read_fast(walk, cfa + (uintptr_t)(intptr_t)frame->ra_offset, &next_pc) < 0 ||
+            (frame->rbp_saved &&
+             stack_walk_read_fast(walk, cfa + (uintptr_t)(intptr_t)frame->rbp_offset,
+                                  &next_rbp) < 0) ||
+            cfa <= sp || next_pc == 0)
+            break;
+        if (recorded) {
+            struct memo_frame *here = &pass->fresh[fresh_count - 1];
+            *here = *frame;
+            here->sp = sp;
+        }
+        recorded = fresh_count < MEMO_FRAMES;
+        if (recorded)
+            pass->fresh[fresh_count++] = (struct memo_frame){ .pc = next_pc, .sp = cfa };
+        rbp_known |= frame->rbp_saved;
+        pc = next_pc;
+        sp = cfa;
+        rbp = next_rbp;
+        cursor++;
+        buffer[stored++] = (void *)pc;
+    }
+    if (stored > 0) {
+        walk->registers[PC] = pc;
+        walk->registers[CFI_RSP] = sp;
+        walk->registers[CFI_RBP] = rbp;
+        walk->known = 1u << PC | 1u << CFI_RSP | (rbp_known ? 1u << CFI_RBP : 0);
+        walk->steps += stored;
+        pass->cursor = cursor;
+        pass->fresh_count = fresh_count;
+        pass->current_recorded = recorded;
+    }
     return stored;
 }
 
