@@ -33,7 +33,7 @@ void options_defaults(struct options *options)
     options->quarantine = (size_t)4 << 20;
     options->alloc_fill = -1;
     options->free_fill = 0xef;
-    options->fill_max = (size_t)64 << 10;
+    options->fill_max = (size_t)4 << 10;
     options->on_error = HEAP_ERROR_ABORT;
 }
 

@@ -58,6 +58,37 @@ static size_t take_overflow(struct quarantined *out)
     return taken;
 }
 
+/* The blocks eviction will check a few pushes from now are cold by then
+ * (the quarantine is megabytes long): ask for their first bytes and the
+ * header before them now, so that the check does not wait for memory. */
+#define PREFETCH_AHEAD 4
+
+static void prefetch_block(uintptr_t user)
+{
+    __builtin_prefetch((const void *)(user - 64));
+    __builtin_prefetch((const void *)user);
+    __builtin_prefetch((const void *)(user + 64));
+}
+
+static void prefetch_soon_evicted(void)
+{
+    if (count > PREFETCH_AHEAD)
+        prefetch_block(ring[(head + PREFETCH_AHEAD) % capacity].user);
+}
+
+/* A batch, with the blocks a few places on asked for meanwhile. */
+static void evict_all(const struct quarantined *batch, size_t taken, quarantine_evict *evict,
+                      void *context)
+{
+    for (size_t i = 0; i < taken && i < PREFETCH_AHEAD; i++)
+        prefetch_block(batch[i].user);
+    for (size_t i = 0; i < taken; i++) {
+        if (i + PREFETCH_AHEAD < taken)
+            prefetch_block(batch[i + PREFETCH_AHEAD].user);
+        evict(&batch[i], context);
+    }
+}
+
 void quarantine_push(const struct quarantined *block, quarantine_evict *evict, void *context)
 {
     if (capacity == 0 || block->size > max_bytes) {
@@ -74,6 +105,7 @@ void quarantine_push(const struct quarantined *block, quarantine_evict *evict, v
     }
     ring[(head + count) % capacity] = *block;
     count++;
+    prefetch_soon_evicted();
     atomic_fetch_add_explicit(&bytes, block->size, memory_order_relaxed);
     for (;;) {
         taken += take_overflow(batch + taken);
@@ -81,14 +113,12 @@ void quarantine_push(const struct quarantined *block, quarantine_evict *evict, v
             break;
         /* A full batch and still over the bound: hand it back, go on. */
         pthread_mutex_unlock(&lock);
-        for (size_t i = 0; i < taken; i++)
-            evict(&batch[i], context);
+        evict_all(batch, taken, evict, context);
         taken = 0;
         pthread_mutex_lock(&lock);
     }
     pthread_mutex_unlock(&lock);
-    for (size_t i = 0; i < taken; i++)
-        evict(&batch[i], context);
+    evict_all(batch, taken, evict, context);
 }
 
 int quarantine_find(uintptr_t user, struct quarantined *out)

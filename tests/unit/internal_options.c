@@ -110,9 +110,10 @@ Test(options, heap_options_and_their_defaults)
     cr_assert_eq(options.quarantine, (size_t)4 << 20);
     cr_assert_eq(options.alloc_fill, -1);
     cr_assert_eq(options.free_fill, 0xef);
+    cr_assert_eq(options.fill_max, (size_t)4 << 10);
     cr_assert_eq(options.on_error, HEAP_ERROR_ABORT);
     cr_assert_eq(options_parse(&options, "heap=0:heap_frames=8:guard=32:quarantine=1M:"
-                               "alloc_fill=0xAb:free_fill=off:fill_max=4K:on_error=report",
+                               "alloc_fill=0xAb:free_fill=off:fill_max=8K:on_error=report",
                                error, sizeof error), 0, "%s", error);
     cr_assert_eq(options.heap, 0);
     cr_assert_eq(options.heap_frames, 8);
@@ -120,7 +121,7 @@ Test(options, heap_options_and_their_defaults)
     cr_assert_eq(options.quarantine, (size_t)1 << 20);
     cr_assert_eq(options.alloc_fill, 0xab);
     cr_assert_eq(options.free_fill, -1);
-    cr_assert_eq(options.fill_max, 4096u);
+    cr_assert_eq(options.fill_max, 8192u);
     cr_assert_eq(options.on_error, HEAP_ERROR_REPORT);
     cr_assert_eq(options_parse(&options, "free_fill=200", error, sizeof error), 0);
     cr_assert_eq(options.free_fill, 200);
