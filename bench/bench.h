@@ -47,6 +47,9 @@ struct index_figures {
 struct results {
     /* 1. warm capture: ns per call, [depth][contender] */
     double capture_ns[CAPTURE_DEPTHS][CONTENDER_COUNT];
+    /* 1b. warm capture through backtrace_skip_range: no memo, memo with
+     * the same stack, memo with two alternating paths */
+    double memo_ns[CAPTURE_DEPTHS][3];
     /* 2. first backtrace call in a fresh process */
     double first_ns[CONTENDER_COUNT];
     double first_allocations[CONTENDER_COUNT];
@@ -73,6 +76,7 @@ struct results {
 };
 
 void bench_capture(struct results *results);
+void bench_capture_memo(struct results *results);
 void bench_first_call(struct results *results);
 void bench_symbols(struct results *results);
 void bench_index_cost(struct results *results);

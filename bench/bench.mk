@@ -17,7 +17,7 @@ BENCH_UNWIND_FLAGS := -DUNW_LOCAL_ONLY $(shell pkg-config --cflags libunwind)
 BENCH_UNWIND_LIBS  := $(shell pkg-config --libs libunwind)
 BENCH_HEADERS      := bench/bench.h bench/timing.h bench/handler_page.h include/execinfo_ex.h
 
-BENCH_PARTS   := main glibc spawn capture first_call symbols index_cost handler
+BENCH_PARTS   := main glibc spawn capture capture_memo first_call symbols index_cost handler
 BENCH_OBJECTS := $(BENCH_PARTS:%=$(BENCH_DIR)/obj/%.o)
 BENCH_PROGRAMS := $(BENCH_DIR)/bench \
 	$(BENCH_DIR)/first_call_helper_ours \

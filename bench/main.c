@@ -75,6 +75,7 @@ int main(void)
     glibc_open();
 
     bench_capture(&results);
+    bench_capture_memo(&results);
     bench_first_call(&results);
     bench_symbols(&results);
     bench_index_cost(&results);

@@ -32,8 +32,15 @@ static int walk_from_here(void **buffer, int size, int skip, uintptr_t low, uint
     walk_memo_begin(&pass, memo);
     while (count < size) {
         /* The next frames: a run of those the memo predicts, or one step. */
-        int fresh = walk_memo_replay_run(&pass, &walk, buffer + count, size - count);
-        if (fresh == 0) {
+        int fresh = memo != NULL ? walk_memo_replay_run(&pass, &walk, buffer + count,
+                                                        size - count)
+                                 : 0;
+        if (fresh == 0 && memo == NULL) {
+            if (stack_walk_step(&walk) <= 0)
+                break;
+            buffer[count] = (void *)walk.registers[CFI_RETURN_ADDRESS];
+            fresh = 1;
+        } else if (fresh == 0) {
             if (walk_memo_step(&pass, &walk, &pc) <= 0)
                 break;
             buffer[count] = (void *)pc;

@@ -8,61 +8,18 @@
  * slot at once. */
 #include "rule_cache.h"
 
-#include <stdatomic.h>
-
-#define SLOT_COUNT 4096
-
-struct slot {
-    atomic_uint sequence;
-    atomic_uint generation;
-    atomic_uintptr_t pc;
-    atomic_uint_least64_t packed;   /* cfa_offset, ra_offset as two int32 */
-    atomic_int rbp_offset;
-    atomic_uint flags;              /* cfa_register | rbp_saved << 8 | outermost << 9 */
-};
-
-static struct slot slots[SLOT_COUNT];
-static atomic_uint current_generation = 1;
-
-static struct slot *slot_for(uintptr_t pc)
-{
-    uintptr_t hash = pc * (uintptr_t)0x9e3779b97f4a7c15u;
-    return &slots[(hash >> 40) % SLOT_COUNT];
-}
-
-int rule_cache_find(uintptr_t pc, struct simple_rule *rule)
-{
-    struct slot *slot = slot_for(pc);
-    unsigned before = atomic_load_explicit(&slot->sequence, memory_order_acquire);
-    if (before & 1u)
-        return 0;
-    uintptr_t cached_pc = atomic_load_explicit(&slot->pc, memory_order_relaxed);
-    unsigned generation = atomic_load_explicit(&slot->generation, memory_order_relaxed);
-    uint64_t packed = atomic_load_explicit(&slot->packed, memory_order_relaxed);
-    int rbp_offset = atomic_load_explicit(&slot->rbp_offset, memory_order_relaxed);
-    unsigned flags = atomic_load_explicit(&slot->flags, memory_order_relaxed);
-    atomic_thread_fence(memory_order_acquire);
-    if (atomic_load_explicit(&slot->sequence, memory_order_relaxed) != before)
-        return 0;
-    if (cached_pc != pc || generation != atomic_load_explicit(&current_generation, memory_order_relaxed))
-        return 0;
-    rule->cfa_register = (uint8_t)(flags & 0xff);
-    rule->rbp_saved = (uint8_t)(flags >> 8 & 1);
-    rule->outermost = (uint8_t)(flags >> 9 & 1);
-    rule->cfa_offset = (int32_t)(uint32_t)packed;
-    rule->ra_offset = (int32_t)(uint32_t)(packed >> 32);
-    rule->rbp_offset = rbp_offset;
-    return 1;
-}
+/* rule_cache.h has the slots and the lookup (inline in the walker). */
+struct rule_cache_slot rule_cache_slots[RULE_CACHE_SLOTS];
+atomic_uint rule_cache_current_generation = 1;
 
 unsigned rule_cache_generation(void)
 {
-    return atomic_load_explicit(&current_generation, memory_order_acquire);
+    return atomic_load_explicit(&rule_cache_current_generation, memory_order_acquire);
 }
 
 void rule_cache_store(uintptr_t pc, const struct simple_rule *rule, unsigned generation)
 {
-    struct slot *slot = slot_for(pc);
+    struct rule_cache_slot *slot = rule_cache_slot_for(pc);
     unsigned before = atomic_load_explicit(&slot->sequence, memory_order_relaxed);
     if ((before & 1u) ||
         !atomic_compare_exchange_strong_explicit(&slot->sequence, &before, before + 1,
@@ -84,5 +41,5 @@ void rule_cache_store(uintptr_t pc, const struct simple_rule *rule, unsigned gen
 
 void rule_cache_invalidate(void)
 {
-    atomic_fetch_add(&current_generation, 1);
+    atomic_fetch_add(&rule_cache_current_generation, 1);
 }

@@ -2,6 +2,7 @@
 #ifndef EXECINFO_EX_RULE_CACHE_H
 #define EXECINFO_EX_RULE_CACHE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* The common frame shape: CFA = rsp or rbp + offset, return address saved
@@ -17,8 +18,54 @@ struct simple_rule {
     int32_t rbp_offset;
 };
 
+/* The cache itself, here so that the lookup below inlines into the
+ * walker's step (the hottest path of a capture). */
+#define RULE_CACHE_SLOTS 4096
+
+struct rule_cache_slot {
+    atomic_uint sequence;
+    atomic_uint generation;
+    atomic_uintptr_t pc;
+    atomic_uint_least64_t packed;   /* cfa_offset, ra_offset as two int32 */
+    atomic_int rbp_offset;
+    atomic_uint flags;              /* cfa_register | rbp_saved << 8 | outermost << 9 */
+};
+
+extern struct rule_cache_slot rule_cache_slots[RULE_CACHE_SLOTS];
+extern atomic_uint rule_cache_current_generation;
+
+static inline struct rule_cache_slot *rule_cache_slot_for(uintptr_t pc)
+{
+    uintptr_t hash = pc * (uintptr_t)0x9e3779b97f4a7c15u;
+    return &rule_cache_slots[(hash >> 40) % RULE_CACHE_SLOTS];
+}
+
 /* Returns 1 and the rule if PC is cached. Signal-safe, wait-free. */
-int rule_cache_find(uintptr_t pc, struct simple_rule *rule);
+static inline int rule_cache_find(uintptr_t pc, struct simple_rule *rule)
+{
+    struct rule_cache_slot *slot = rule_cache_slot_for(pc);
+    unsigned before = atomic_load_explicit(&slot->sequence, memory_order_acquire);
+    if (before & 1u)
+        return 0;
+    uintptr_t cached_pc = atomic_load_explicit(&slot->pc, memory_order_relaxed);
+    unsigned generation = atomic_load_explicit(&slot->generation, memory_order_relaxed);
+    uint64_t packed = atomic_load_explicit(&slot->packed, memory_order_relaxed);
+    int rbp_offset = atomic_load_explicit(&slot->rbp_offset, memory_order_relaxed);
+    unsigned flags = atomic_load_explicit(&slot->flags, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&slot->sequence, memory_order_relaxed) != before)
+        return 0;
+    if (cached_pc != pc ||
+        generation != atomic_load_explicit(&rule_cache_current_generation, memory_order_relaxed))
+        return 0;
+    rule->cfa_register = (uint8_t)(flags & 0xff);
+    rule->rbp_saved = (uint8_t)(flags >> 8 & 1);
+    rule->outermost = (uint8_t)(flags >> 9 & 1);
+    rule->cfa_offset = (int32_t)(uint32_t)packed;
+    rule->ra_offset = (int32_t)(uint32_t)(packed >> 32);
+    rule->rbp_offset = rbp_offset;
+    return 1;
+}
 
 /* The current generation: read it before looking a rule up, so that a
  * rule found before an invalidation is not stored as a new one. */

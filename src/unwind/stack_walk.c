@@ -232,10 +232,10 @@ static int step_with_rule(struct stack_walk *walk, const struct simple_rule *rul
         return 0;
     uintptr_t cfa = walk->registers[rule->cfa_register] + (uintptr_t)(intptr_t)rule->cfa_offset;
     uintptr_t pc, rbp = walk->registers[CFI_RBP];
-    if (stack_walk_read(walk, cfa + (uintptr_t)(intptr_t)rule->ra_offset, &pc) < 0)
+    if (stack_walk_read_fast(walk, cfa + (uintptr_t)(intptr_t)rule->ra_offset, &pc) < 0)
         return 0;
     if (rule->rbp_saved &&
-        stack_walk_read(walk, cfa + (uintptr_t)(intptr_t)rule->rbp_offset, &rbp) < 0)
+        stack_walk_read_fast(walk, cfa + (uintptr_t)(intptr_t)rule->rbp_offset, &rbp) < 0)
         return 0;
     if (cfa <= walk->registers[CFI_RSP] || pc == 0)
         return 0; /* a stack must grow towards its base */
