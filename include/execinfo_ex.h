@@ -144,9 +144,18 @@ int backtrace_install_fatal_handler(const char *options);
 typedef void backtrace_crash_callback(int fd, int format, int signo, const void *siginfo,
                                       const void *ucontext, void *context);
 
-/* Set (or, with NULL, clear) the callback and its CONTEXT. Returns 0. Not
- * AS-Safe. MT-Safe. */
+/* Set (or, with NULL, clear) the callback and its CONTEXT: the program's
+ * own, one at a time. Returns 0. Not AS-Safe. MT-Safe. */
 int backtrace_set_crash_callback(backtrace_crash_callback *callback, void *context);
+
+/* For a library: add a callback, called after the program's in the order
+ * added, without replacing it or another library's. Adding the same pair
+ * again changes nothing. Returns 0, or -1 with errno EINVAL (NULL) or
+ * ENOSPC (4 are added already). Remove it before the library is
+ * unloaded: returns 0, or -1 with errno ENOENT if the pair was not added.
+ * Not AS-Safe. MT-Safe. */
+int backtrace_add_crash_callback(backtrace_crash_callback *callback, void *context);
+int backtrace_remove_crash_callback(backtrace_crash_callback *callback, void *context);
 
 /* Give back every signal whose action is still ours to the action it had
  * before. Not AS-Safe. MT-Safe. */

@@ -42,8 +42,12 @@ static void call_callback(const struct handler_view *view, int fd, int signo,
                           const siginfo_t *info, const void *ucontext)
 {
     int format = view->options.format == REPORT_JSON;
-    if (view->callback != NULL)
-        view->callback(fd, format, signo, info, ucontext, view->callback_context);
+    const struct handler_callbacks *callbacks = &view->callbacks;
+    if (callbacks->set != NULL)
+        callbacks->set(fd, format, signo, info, ucontext, callbacks->set_context);
+    for (int i = 0; i < HANDLER_ADDED_CALLBACKS; i++)
+        if (callbacks->added[i] != NULL)
+            callbacks->added[i](fd, format, signo, info, ucontext, callbacks->added_context[i]);
 }
 
 /* An existing file is written only if it is plainly ours: a regular file

@@ -12,13 +12,23 @@
 typedef void handler_callback(int fd, int format, int signo, const void *siginfo,
                               const void *ucontext, void *context);
 
+/* The program's callback (backtrace_set_crash_callback) and those that
+ * libraries added (backtrace_add_crash_callback), called in that order. */
+#define HANDLER_ADDED_CALLBACKS 4
+
+struct handler_callbacks {
+    handler_callback *set;
+    void *set_context;
+    handler_callback *added[HANDLER_ADDED_CALLBACKS];
+    void *added_context[HANDLER_ADDED_CALLBACKS];
+};
+
 /* What the installer sets up: kept by it, published to the handler. */
 struct handler_config {
     struct options options;
     struct sigaction previous[HANDLER_SIGNALS];
     uint64_t installed;                /* bit n: we own signal n */
-    handler_callback *callback;        /* the crash reporter's, or NULL */
-    void *callback_context;
+    struct handler_callbacks callbacks;
 };
 
 /* What the handling of one signal needs, copied at its start, so that an
@@ -26,8 +36,7 @@ struct handler_config {
 struct handler_view {
     struct options options;
     struct sigaction previous;         /* for this signal */
-    handler_callback *callback;
-    void *callback_context;
+    struct handler_callbacks callbacks;
 };
 
 /* Publish CONFIG to the handler. Normal world, one writer at a time (the

@@ -32,8 +32,7 @@ static void copy_view(const struct handler_config *from, int signo, struct handl
 {
     memcpy(&view->options, &from->options, sizeof view->options);
     memcpy(&view->previous, &from->previous[signo], sizeof view->previous);
-    view->callback = from->callback;
-    view->callback_context = from->callback_context;
+    memcpy(&view->callbacks, &from->callbacks, sizeof view->callbacks);
 }
 
 void handler_config_view(int signo, struct handler_view *view)

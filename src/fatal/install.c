@@ -120,11 +120,58 @@ __attribute__((visibility("default")))
 int backtrace_set_crash_callback(backtrace_crash_callback *callback, void *context)
 {
     pthread_mutex_lock(&install_lock);
-    staged.callback = callback;
-    staged.callback_context = callback != NULL ? context : NULL;
+    staged.callbacks.set = callback;
+    staged.callbacks.set_context = callback != NULL ? context : NULL;
     handler_config_publish(&staged);
     pthread_mutex_unlock(&install_lock);
     return 0;
+}
+
+/* The slot of CALLBACK with CONTEXT among the added ones, or -1. */
+static int added_slot(handler_callback *callback, void *context)
+{
+    for (int i = 0; i < HANDLER_ADDED_CALLBACKS; i++)
+        if (staged.callbacks.added[i] == callback && staged.callbacks.added_context[i] == context)
+            return i;
+    return -1;
+}
+
+__attribute__((visibility("default")))
+int backtrace_add_crash_callback(backtrace_crash_callback *callback, void *context)
+{
+    if (callback == NULL) {
+        errno = EINVAL;
+        return -1;
+    }
+    pthread_mutex_lock(&install_lock);
+    int slot = added_slot(callback, context);
+    if (slot < 0)
+        slot = added_slot(NULL, NULL);
+    if (slot >= 0) {
+        staged.callbacks.added[slot] = callback;
+        staged.callbacks.added_context[slot] = context;
+        handler_config_publish(&staged);
+    }
+    pthread_mutex_unlock(&install_lock);
+    if (slot < 0)
+        errno = ENOSPC;
+    return slot >= 0 ? 0 : -1;
+}
+
+__attribute__((visibility("default")))
+int backtrace_remove_crash_callback(backtrace_crash_callback *callback, void *context)
+{
+    pthread_mutex_lock(&install_lock);
+    int slot = callback != NULL ? added_slot(callback, context) : -1;
+    if (slot >= 0) {
+        staged.callbacks.added[slot] = NULL;
+        staged.callbacks.added_context[slot] = NULL;
+        handler_config_publish(&staged);
+    }
+    pthread_mutex_unlock(&install_lock);
+    if (slot < 0)
+        errno = ENOENT;
+    return slot >= 0 ? 0 : -1;
 }
 
 /* LD_PRELOAD=libexecinfo_ex.so EXECINFO_EX_OPTIONS=handler=1 program */

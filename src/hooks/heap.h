@@ -3,6 +3,7 @@
 #ifndef EXECINFO_EX_HEAP_H
 #define EXECINFO_EX_HEAP_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,10 @@ struct heap_state {
     struct block_layout layout;
     struct options options;
     uintptr_t own_start, own_end;  /* this library's code: not the caller's frames */
+    /* The fatal handler we installed and our crash section in it: a heap
+     * error then goes into the report of the abort that follows. */
+    int crash_section_added;
+    void (*fatal_handler)(int, siginfo_t *, void *);
 };
 
 extern struct heap_state heap;

@@ -239,6 +239,7 @@ void heap_crash_section(int fd, int format, int signo, const void *siginfo,
     (void)context;
     if (!heap.recording)
         return;
+    heap_report_pending(fd, format, signo);
     if (format == BACKTRACE_REPORT_JSON) {
         json_crash_members(fd, signo, siginfo);
         return;

@@ -9,12 +9,16 @@
 #define _GNU_SOURCE
 #include "heap_report.h"
 #include "heap.h"
+#include "../base/fd_write.h"
 #include "../base/json_out.h"
 #include "../base/text_out.h"
 #include "execinfo_ex.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -84,7 +88,7 @@ void heap_report_stack(struct text_out *out, int fd, const char *title, stack_id
     backtrace_print_fd(frames, count, 0, fd);
 }
 
-static void text_report(int fd, const struct heap_error_facts *facts)
+static void text_report(int fd, const struct heap_error_facts *facts, stack_id here)
 {
     char buffer[1024];
     struct text_out out;
@@ -116,7 +120,6 @@ static void text_report(int fd, const struct heap_error_facts *facts)
     text_out_flush(&out);
     void *frames[REPORT_FRAMES];
     uint32_t thread;
-    stack_id here = heap_capture(HEAP_CAPTURE_REPORT);
     int count = heap_stack_frames(here, &thread, frames, REPORT_FRAMES);
     backtrace_print_fd(frames, count, 0, fd);
     heap_report_stack(&out, fd, "allocated", facts->alloc_stack);
@@ -143,8 +146,8 @@ void heap_report_json_stack(struct text_out *out, int fd, const char *key, stack
     text_out_char(out, '}');
 }
 
-/* The same facts as one JSON object on its own lines (docs/HEAP_REPORT.md). */
-static void json_report(int fd, const struct heap_error_facts *facts)
+/* The same facts as one JSON object (docs/HEAP_REPORT.md). */
+static void json_report(int fd, const struct heap_error_facts *facts, stack_id here)
 {
     char buffer[1024];
     struct text_out out;
@@ -172,24 +175,65 @@ static void json_report(int fd, const struct heap_error_facts *facts)
     json_signed(&out, getpid());
     json_key(&out, "tid", 0);
     text_out_decimal(&out, heap_thread_id());
-    heap_report_json_stack(&out, fd, "here", heap_capture(HEAP_CAPTURE_REPORT));
+    heap_report_json_stack(&out, fd, "here", here);
     heap_report_json_stack(&out, fd, "allocated", facts->alloc_stack);
     heap_report_json_stack(&out, fd, "freed", facts->free_stack);
-    text_out_string(&out, "}\n");
+    text_out_char(&out, '}');
     text_out_flush(&out);
+}
+
+/* The error that is about to abort the program, for the crash report of
+ * that abort (heap_report_pending): one report, in one place, instead of a
+ * heap report followed by a crash report that could not join it in a
+ * report= file. The first error of the process wins. */
+static struct heap_error_facts pending;
+static stack_id pending_here;
+static _Atomic int pending_state;   /* 0 none, 1 being written, 2 ready */
+
+/* Our fatal handler is there to report the abort, with our section. */
+static int crash_report_will_follow(void)
+{
+    struct sigaction action;
+    return heap.crash_section_added && sigaction(SIGABRT, NULL, &action) == 0 &&
+           (action.sa_flags & SA_SIGINFO) && action.sa_sigaction == heap.fatal_handler;
 }
 
 void heap_report_error(const struct heap_error_facts *facts)
 {
     heap_busy++;
+    stack_id here = heap_capture(HEAP_CAPTURE_REPORT);
+    if (heap.options.on_error == HEAP_ERROR_ABORT && crash_report_will_follow()) {
+        int none = 0;
+        if (atomic_compare_exchange_strong(&pending_state, &none, 1)) {
+            pending = *facts;
+            pending_here = here;
+            atomic_store(&pending_state, 2);
+        }
+        abort();
+    }
     int fd = open_destination();
-    if (heap.options.format == REPORT_JSON)
-        json_report(fd, facts);
-    else
-        text_report(fd, facts);
+    if (heap.options.format == REPORT_JSON) {
+        json_report(fd, facts, here);
+        fd_write_all(fd, "\n", 1);
+    } else {
+        text_report(fd, facts, here);
+    }
     if (fd != STDERR_FILENO)
         close(fd);
     heap_busy--;
     if (heap.options.on_error == HEAP_ERROR_ABORT)
         abort();
+}
+
+void heap_report_pending(int fd, int format, int signo)
+{
+    if (signo != SIGABRT || atomic_load(&pending_state) != 2)
+        return;
+    if (format == BACKTRACE_REPORT_JSON) {
+        const char *member = ",\"heap_error\":";
+        fd_write_all(fd, member, strlen(member));
+        json_report(fd, &pending, pending_here);
+    } else {
+        text_report(fd, &pending, pending_here);
+    }
 }

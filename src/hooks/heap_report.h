@@ -44,4 +44,9 @@ const char *heap_error_name(enum heap_error kind);
  * abort. World: signal-safe (text_out, backtrace_print_fd). */
 void heap_report_error(const struct heap_error_facts *facts);
 
+/* In the crash report of the SIGABRT that a heap error raised: that error,
+ * in the report's FORMAT (text lines, or a ,"heap_error":{...} member).
+ * Nothing for other signals. Signal-safe. */
+void heap_report_pending(int fd, int format, int signo);
+
 #endif

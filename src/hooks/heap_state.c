@@ -66,9 +66,15 @@ static void install_fatal_handler(void)
     heap_ready();
     if (heap.options.handler != 0) {
         heap_busy++;
-        backtrace_install_fatal_handler(NULL);
+        struct sigaction abort_action;
+        if (backtrace_install_fatal_handler(NULL) == 0 &&
+            sigaction(SIGABRT, NULL, &abort_action) == 0 && (abort_action.sa_flags & SA_SIGINFO))
+            heap.fatal_handler = abort_action.sa_sigaction;
+        /* Added, not set: the program keeps backtrace_set_crash_callback. */
         if (heap.recording)
-            backtrace_set_crash_callback(heap_crash_section, NULL);
+            heap.crash_section_added =
+                backtrace_add_crash_callback(heap_crash_section, NULL) == 0 &&
+                heap.fatal_handler != NULL;
         heap_busy--;
     }
 }

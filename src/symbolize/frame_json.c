@@ -8,7 +8,7 @@ static void frame_members(struct text_out *out, const struct index_snapshot *sna
                           uintptr_t address, int exact)
 {
     struct frame_location location;
-    lookup_frame(snapshot, address, exact || address == 0 ? address : address - 1, &location);
+    lookup_frame(snapshot, address, exact || address == 0 ? address : address - 1, 1, &location);
     json_key(out, "address", 1);
     json_hex(out, address);
     json_key(out, "module", 0);

@@ -70,7 +70,7 @@ static const struct index_line *find_line(const struct module_data *data, uint64
 }
 
 static void describe_in_module(const struct index_module *module, uintptr_t address,
-                               uintptr_t line_address, struct frame_location *out)
+                               uintptr_t call_address, int lines, struct frame_location *out)
 {
     const struct module_data *data = module->data;
 
@@ -78,13 +78,16 @@ static void describe_in_module(const struct index_module *module, uintptr_t addr
     out->module_bias = module->bias;
     if (data == NULL)
         return;
+    int call_inside = call_address >= module->start && call_address < module->end;
     const struct index_symbol *symbol = find_symbol(data, address - module->bias);
+    if (symbol == NULL && call_address != address && call_inside)
+        symbol = find_symbol(data, call_address - module->bias);
     if (symbol != NULL) {
         out->function = data->strings + symbol->name;
         out->function_address = module->bias + symbol->start;
     }
-    if (line_address >= module->start && line_address < module->end) {
-        const struct index_line *line = find_line(data, line_address - module->bias);
+    if (lines && call_inside) {
+        const struct index_line *line = find_line(data, call_address - module->bias);
         if (line != NULL) {
             out->file = data->strings + line->file;
             out->line = line->line;
@@ -93,7 +96,7 @@ static void describe_in_module(const struct index_module *module, uintptr_t addr
 }
 
 void lookup_frame(const struct index_snapshot *snapshot, uintptr_t address,
-                  uintptr_t line_address, struct frame_location *out)
+                  uintptr_t call_address, int lines, struct frame_location *out)
 {
     out->module_path = NULL;
     out->module_bias = 0;
@@ -105,7 +108,7 @@ void lookup_frame(const struct index_snapshot *snapshot, uintptr_t address,
 
     const struct index_module *module = lookup_module(snapshot, address);
     if (module != NULL) {
-        describe_in_module(module, address, line_address, out);
+        describe_in_module(module, address, call_address, lines, out);
         return;
     }
     if (address == 0)

@@ -17,11 +17,14 @@ struct frame_location {
     char fallback_path[512];     /* storage when the path came from /proc */
 };
 
-/* Describe ADDRESS; its source line is that of LINE_ADDRESS (address - 1
- * for a return address, so that the line is the call's). SNAPSHOT may be
- * NULL. The strings stay valid until index_release. Signal-safe. */
+/* Describe ADDRESS. CALL_ADDRESS is the call's own address when ADDRESS is
+ * a return address (ADDRESS - 1), else ADDRESS: it gives the source line,
+ * so that the line is the call's, and the function when ADDRESS lies just
+ * past it (a call to a noreturn function as its last instruction, as GCC
+ * leaves abort() at the end of a .cold part). LINES 0: no line. SNAPSHOT
+ * may be NULL. The strings stay valid until index_release. Signal-safe. */
 void lookup_frame(const struct index_snapshot *snapshot, uintptr_t address,
-                  uintptr_t line_address, struct frame_location *out);
+                  uintptr_t call_address, int lines, struct frame_location *out);
 
 /* The module of SNAPSHOT that holds ADDRESS, or NULL. Signal-safe. */
 const struct index_module *lookup_module(const struct index_snapshot *snapshot,

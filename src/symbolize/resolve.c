@@ -122,7 +122,7 @@ static int resolve_one(struct pending *pending, Dwfl *dwfl, const struct index_s
     struct backtrace_frame frame;
     Dwarf_Addr pc = exact || address == 0 ? address : address - 1;
 
-    lookup_frame(snapshot, address, 0, &location);
+    lookup_frame(snapshot, address, (uintptr_t)pc, 0, &location);
     if (location.module_path == location.fallback_path) {
         /* That path lives on this stack frame: keep a copy, or no path. */
         char *copy = pending->owned_count < 64 ? strdup(location.fallback_path) : NULL;

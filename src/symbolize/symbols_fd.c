@@ -23,8 +23,8 @@ static void format_frames(struct text_out *out, void *const *buffer, int size, i
     for (int i = 0; i < size && out->error == 0; i++) {
         uintptr_t address = (uintptr_t)buffer[i];
         int exact = i == 0 && (flags & BACKTRACE_FIRST_IS_PC);
-        uintptr_t line_address = exact || address == 0 ? address : address - 1;
-        lookup_frame(snapshot, address, with_source ? line_address : 0, &location);
+        uintptr_t call_address = exact || address == 0 ? address : address - 1;
+        lookup_frame(snapshot, address, call_address, with_source, &location);
         frame_format(out, address, &location, shape);
         if (with_source)
             frame_format_source(out, &location);

@@ -84,8 +84,10 @@ static unsigned read_build_id(const char *name, unsigned char *id)
     return length;
 }
 
-/* The name the index gives to link-time address ADDRESS in DATA. */
-static const char *name_at(const struct module_data *data, uint64_t address)
+/* The name the index gives to link-time address ADDRESS in DATA, as the
+ * return address of a call at CALL_ADDRESS. */
+static const char *name_of_return(const struct module_data *data, uint64_t address,
+                                  uint64_t call_address)
 {
     size_t bytes = sizeof(struct index_snapshot) + sizeof(struct index_module);
     struct index_snapshot *snapshot = calloc(1, bytes);
@@ -93,9 +95,15 @@ static const char *name_at(const struct module_data *data, uint64_t address)
     snapshot->modules[0] = (struct index_module){ .bias = 0, .start = 0, .end = UINTPTR_MAX,
                                                   .path = "m", .data = data };
     static struct frame_location location;
-    lookup_frame(snapshot, address, 0, &location);
+    lookup_frame(snapshot, address, call_address, 0, &location);
     free(snapshot);
     return location.function;
+}
+
+/* ... and as an exact address. */
+static const char *name_at(const struct module_data *data, uint64_t address)
+{
+    return name_of_return(data, address, address);
 }
 
 static uint64_t symbol_value(const char *name, const char *symbol)
@@ -122,6 +130,18 @@ Test(elf, full_symbol_table_names_static_functions)
     uint64_t helper = symbol_value("lib.so", "fixture_static_helper");
     cr_assert_str_eq(name_at(data, helper + 2), "fixture_static_helper");
     cr_assert_gt(data->line_count, 0u, "the fixture has -g line data");
+    /* Just past the function's end: a return address there (after a call
+     * to a noreturn function as its last instruction) is named by the
+     * call, one byte before; an address in a next function keeps its own. */
+    uint64_t end = helper + 1;
+    while (name_at(data, end) != NULL && strcmp(name_at(data, end), "fixture_static_helper") == 0)
+        end++;
+    const char *after = name_at(data, end);
+    const char *as_return = name_of_return(data, end, end - 1);
+    if (after == NULL)
+        cr_assert_str_eq(as_return, "fixture_static_helper");
+    else
+        cr_assert_str_eq(as_return, after);
 }
 
 Test(elf, stripped_module_uses_build_id_debug_file)

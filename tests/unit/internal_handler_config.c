@@ -22,7 +22,7 @@ static void publish_marked(struct handler_config *config, int mark)
     config->options.frames = mark;
     for (int signo = 0; signo < HANDLER_SIGNALS; signo++)
         config->previous[signo].sa_flags = mark;
-    config->callback_context = (void *)(intptr_t)mark;
+    config->callbacks.set_context = (void *)(intptr_t)mark;
     handler_config_publish(config);
 }
 
@@ -31,7 +31,7 @@ static void check_one_view(void)
     struct handler_view view;
     handler_config_view(SIGUSR1, &view);
     int mark = view.options.frames;
-    if (view.previous.sa_flags != mark || view.callback_context != (void *)(intptr_t)mark)
+    if (view.previous.sa_flags != mark || view.callbacks.set_context != (void *)(intptr_t)mark)
         atomic_fetch_add(&torn, 1);
     atomic_fetch_add(&views, 1);
 }

@@ -1,6 +1,7 @@
 /* The fatal-signal handler, crashing for real in child processes: how each
  * died, and what it wrote. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <execinfo_ex.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -640,6 +641,66 @@ Test(fatal, callback_adds_json_members, .timeout = 30)
     int status = system(command);
     unlink(path);
     cr_assert_eq(status, 0, "%s", result.output);
+}
+
+/* Each writes its context, a line of text. */
+static void write_context(int fd, int format, int signo, const void *info, const void *ucontext,
+                          void *context)
+{
+    (void)format; (void)signo; (void)info; (void)ucontext;
+    write(fd, context, strlen(context));
+}
+
+static void crash_with_added_callbacks(void *context)
+{
+    (void)context;
+    install_or_exit(NULL);
+    if (backtrace_add_crash_callback(write_context, "*** added one\n") != 0 ||
+        backtrace_add_crash_callback(write_context, "*** added two\n") != 0 ||
+        backtrace_add_crash_callback(write_context, "*** added one\n") != 0 /* again: kept once */ ||
+        backtrace_add_crash_callback(write_context, "*** removed\n") != 0 ||
+        backtrace_remove_crash_callback(write_context, "*** removed\n") != 0)
+        _exit(3);
+    /* The program's own callback, set after the libraries': called first. */
+    backtrace_set_crash_callback(write_context, "*** the program's\n");
+    backtrace_set_crash_callback(write_context, "*** the program's, replaced\n");
+    write_to_null();
+}
+
+Test(fatal, added_callbacks_run_after_the_programs_in_order, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_with_added_callbacks, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    const char *program = strstr(result.output, "*** the program's, replaced\n");
+    const char *one = strstr(result.output, "*** added one\n");
+    const char *two = strstr(result.output, "*** added two\n");
+    const char *end = strstr(result.output, "*** end of report");
+    cr_assert(program && one && two && end, "%s", result.output);
+    cr_assert(program < one && one < two && two < end, "in order: %s", result.output);
+    cr_assert_null(strstr(result.output, "*** the program's\n"), "set replaces: %s", result.output);
+    cr_assert_eq(count_of(result.output, "*** added one"), 1, "%s", result.output);
+    cr_assert_null(strstr(result.output, "*** removed"), "%s", result.output);
+}
+
+Test(fatal, adding_callbacks_refuses_null_and_a_fifth)
+{
+    errno = 0;
+    cr_assert_eq(backtrace_add_crash_callback(NULL, NULL), -1);
+    cr_assert_eq(errno, EINVAL);
+    static char contexts[5];
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(backtrace_add_crash_callback(write_context, &contexts[i]), 0, "slot %d", i);
+    errno = 0;
+    cr_assert_eq(backtrace_add_crash_callback(write_context, &contexts[4]), -1);
+    cr_assert_eq(errno, ENOSPC);
+    cr_assert_eq(backtrace_remove_crash_callback(write_context, &contexts[2]), 0);
+    cr_assert_eq(backtrace_add_crash_callback(write_context, &contexts[4]), 0, "a freed slot is reused");
+    errno = 0;
+    cr_assert_eq(backtrace_remove_crash_callback(write_context, &contexts[2]), -1);
+    cr_assert_eq(errno, ENOENT);
+    for (int i = 0; i < 5; i++)
+        backtrace_remove_crash_callback(write_context, &contexts[i]);
 }
 
 static void fault_in_callback(int fd, int format, int signo, const void *info,

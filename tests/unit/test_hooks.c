@@ -291,6 +291,55 @@ Test(hooks, json_heap_report_is_one_object_with_the_stacks, .timeout = 60)
                 "and d[\"freed\"][\"frames\"][0][\"function\"] == \"free_victim\"");
 }
 
+/* The heap error goes into the crash report of the abort it raises: one
+ * report, and in a report= file both parts together. */
+Test(hooks, a_heap_error_is_part_of_the_aborts_crash_report, .timeout = 60)
+{
+    static struct child_result result;
+    char path[96], options[160];
+    snprintf(path, sizeof path, "/tmp/execinfo_ex_heap_report_%d.txt", (int)getpid());
+    snprintf(options, sizeof options, "report=%s", path);
+    unlink(path);
+    run_misuse("double_free", options, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    static char file[65536];
+    FILE *in = fopen(path, "r");
+    cr_assert_not_null(in, "no report file; the child wrote:\n%s", result.output);
+    size_t length = fread(file, 1, sizeof file - 1, in);
+    file[length] = '\0';
+    fclose(in);
+    unlink(path);
+    const char *crash = strstr(file, "(SIGABRT)");
+    const char *heap = strstr(file, "*** execinfo_ex: heap error: double-free");
+    const char *end = strstr(file, "*** end of report");
+    cr_assert(crash && heap && end && crash < heap && heap < end,
+              "the heap error inside the abort's report:\n%s", file);
+    assert_stack_names(heap, "*** freed by thread ", "(free_victim+");
+    cr_assert_null(strstr(result.output, "heap error"), "nothing on stderr: %s", result.output);
+}
+
+Test(hooks, without_the_fatal_handler_the_heap_report_stands_alone, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("double_free", "handler=0", NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    const char *report = heap_report(&result);
+    assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
+    cr_assert_null(strstr(result.output, "fatal signal"), "%s", result.output);
+}
+
+Test(hooks, json_crash_report_of_a_heap_error_has_it_as_a_member, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("double_free", "format=json", NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    assert_json(result.output,
+                "d[\"signal_name\"] == \"SIGABRT\" "
+                "and d[\"heap_error\"][\"kind\"] == \"double-free\" "
+                "and d[\"heap_error\"][\"here\"][\"frames\"][0][\"function\"] == \"free_again\" "
+                "and d[\"heap_error\"][\"freed\"][\"frames\"][0][\"function\"] == \"free_victim\"");
+}
+
 Test(hooks, json_crash_report_has_the_heap_members, .timeout = 60)
 {
     static struct child_result result;
