@@ -10,13 +10,15 @@
 
 static struct options parsed;
 static pthread_once_t parsed_once = PTHREAD_ONCE_INIT;
+static int quiet;
 
 static void parse_environment(void)
 {
     char error[320];
 
     options_defaults(&parsed);
-    if (options_parse(&parsed, secure_getenv("EXECINFO_EX_OPTIONS"), error, sizeof error - 1) < 0) {
+    if (options_parse(&parsed, secure_getenv("EXECINFO_EX_OPTIONS"), error, sizeof error - 1) < 0 &&
+        !quiet) {
         size_t length = strlen(error);
         error[length] = '\n';
         fd_write_all(2, error, length + 1);
@@ -26,5 +28,17 @@ static void parse_environment(void)
 const struct options *environment_options(void)
 {
     pthread_once(&parsed_once, parse_environment);
+    return &parsed;
+}
+
+static void parse_environment_quietly(void)
+{
+    quiet = 1;
+    parse_environment();
+}
+
+const struct options *environment_options_quietly(void)
+{
+    pthread_once(&parsed_once, parse_environment_quietly);
     return &parsed;
 }

@@ -81,7 +81,7 @@ static void install_fatal_handler(void)
 
 static void initialise(void)
 {
-    heap.options = *environment_options();
+    heap.options = *environment_options_quietly(); /* the core library reports a mistake */
     block_layout_init(&heap.layout, heap.options.guard, make_secret());
     find_own_code();
     int recording = heap.options.heap && stack_depot_init(DEPOT_RESERVE) == 0 &&

@@ -156,6 +156,14 @@ Test(hooks, edge_cases_behave_as_glibc, .timeout = 60)
     assert_in(result.output, "usable(20)=24\n"); /* glibc's own answer */
 }
 
+Test(hooks, a_mistake_in_the_options_is_reported_once, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("edges", "bogus=1", NULL, &result);
+    assert_exited_with(&result, 0);
+    cr_assert_eq(count_of(result.output, "unknown option 'bogus'"), 1, "%s", result.output);
+}
+
 Test(hooks, heap_0_is_a_pass_through, .timeout = 60)
 {
     static struct child_result result;
