@@ -119,7 +119,7 @@ HOOKS_SHARED   := $(BUILD)/libexecinfo_ex_hooks.so.$(VERSION)
 # entry points, so that a test program keeps glibc's malloc.
 HOOKS_INTERNAL := $(BUILD)/libexecinfo_ex_hooks_internal.a
 HOOKS_REPLACED := malloc free calloc realloc reallocarray posix_memalign memalign \
-	aligned_alloc valloc pvalloc malloc_usable_size
+	aligned_alloc valloc pvalloc malloc_usable_size mtrace muntrace
 
 $(HOOKS_SHARED): $(HOOKS_OBJECTS) $(HOOKS_BASE) src/hooks/exports.map $(BUILD)/libexecinfo_ex.so
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(HOOKS_SONAME) -Wl,--version-script,src/hooks/exports.map \

@@ -12,7 +12,8 @@ API_TESTS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/un
 INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/internal_*.c))
 HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/hooks_*.c))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
-TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse
+TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse \
+	$(BUILD)/tests/mtrace_program
 CRITERION_RUN  := --jobs 2 --timeout 60
 
 $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
@@ -28,6 +29,12 @@ $(BUILD)/tests/heap_misuse: tests/fixtures/heap_misuse.c all
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Wno-alloc-size-larger-than -fno-builtin -Iinclude $< -o $@ \
 		-L$(BUILD) -lexecinfo_ex_hooks \
 		-lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+# -O0: each call on its own line, as the test expects them.
+$(BUILD)/tests/mtrace_program: tests/fixtures/mtrace_program.c all
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O0 -g -Wall -Wextra -Wno-unused-result -fno-builtin $< -o $@ \
+		-L$(BUILD) -lexecinfo_ex_hooks -lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)
 
 # -rdynamic: so that glibc's backtrace_symbols can name the same frames,
 # for the line-for-line comparison; the integration tests build without it.

@@ -152,6 +152,15 @@ static int parse_heap_frames(struct options *o, const char *value, size_t length
     return 0;
 }
 
+static int parse_mtrace_frames(struct options *o, const char *value, size_t length)
+{
+    size_t frames;
+    if (parse_bounded(value, length, 0, 64, &frames) < 0)
+        return -EINVAL;
+    o->mtrace_frames = (int)frames;
+    return 0;
+}
+
 static int parse_guard(struct options *o, const char *v, size_t n)
 {
     return parse_bounded(v, n, 0, 4096, &o->guard);
@@ -276,6 +285,7 @@ static const struct {
     { "guard", parse_guard },         { "quarantine", parse_quarantine },
     { "alloc_fill", parse_alloc_fill }, { "free_fill", parse_free_fill },
     { "fill_max", parse_fill_max },   { "on_error", parse_on_error },
+    { "mtrace_frames", parse_mtrace_frames },
 };
 
 #define KNOWN_COUNT (sizeof known_options / sizeof known_options[0])

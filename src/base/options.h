@@ -32,7 +32,8 @@ struct options {
     size_t quarantine;        /* quarantine=SIZE: freed bytes held back; default 4M */
     int alloc_fill;           /* alloc_fill=off|0..255: fill new blocks; default off (-1) */
     int free_fill;            /* free_fill=off|0..255: fill freed blocks; default 0xef */
-    size_t fill_max;          /* fill_max=SIZE: bytes filled (and checked) per block; 64K */
+    size_t fill_max;          /* fill_max=SIZE: bytes filled (and checked) per block; 4K */
+    int mtrace_frames;        /* mtrace_frames=0..64: a "# stack" line per traced event; 0 */
     enum heap_error_action on_error; /* on_error=abort|report; default abort */
 };
 

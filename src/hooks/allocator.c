@@ -6,9 +6,11 @@
  * through the malloc hook then zeroing; posix_memalign and aligned_alloc
  * through the memalign hook, for a power-of-two alignment only; valloc and
  * pvalloc through it with the page size; malloc_usable_size has none), and
- * otherwise the default, heap.c, which records or passes through. */
+ * otherwise the default, heap.c, which records or passes through. mtrace()
+ * sees every call here, as the program made it (mtrace.c). */
 #define _GNU_SOURCE
 #include "heap.h"
+#include "mtrace.h"
 #include "execinfo_ex.h"
 
 #include <errno.h>
@@ -81,12 +83,15 @@ static void enable_hooks_from_environment(void)
 EXPORTED void *malloc(size_t size)
 {
     void *(*hook)(size_t, const void *) = __malloc_hook;
-    return hook != NULL ? hook(size, CALLER) : default_malloc(size, CALLER);
+    void *pointer = hook != NULL ? hook(size, CALLER) : default_malloc(size, CALLER);
+    mtrace_allocation(CALLER, pointer, size);
+    return pointer;
 }
 
 EXPORTED void free(void *pointer)
 {
     void (*hook)(void *, const void *) = __free_hook;
+    mtrace_release(CALLER, pointer);
     if (hook != NULL)
         hook(pointer, CALLER);
     else
@@ -104,13 +109,23 @@ EXPORTED void *calloc(size_t count, size_t size)
     void *pointer = hook != NULL ? hook(total, CALLER) : default_malloc(total, CALLER);
     if (pointer != NULL)
         memset(pointer, 0, total);
+    mtrace_allocation(CALLER, pointer, total);
     return pointer;
+}
+
+static void *traced_realloc(void *pointer, size_t size, const void *caller)
+{
+    void *(*hook)(void *, size_t, const void *) = __realloc_hook;
+    int traced = mtrace_realloc_begin();
+    void *moved = hook != NULL ? hook(pointer, size, caller) : default_realloc(pointer, size, caller);
+    if (traced)
+        mtrace_realloc_end(caller, pointer, moved, size);
+    return moved;
 }
 
 EXPORTED void *realloc(void *pointer, size_t size)
 {
-    void *(*hook)(void *, size_t, const void *) = __realloc_hook;
-    return hook != NULL ? hook(pointer, size, CALLER) : default_realloc(pointer, size, CALLER);
+    return traced_realloc(pointer, size, CALLER);
 }
 
 EXPORTED void *reallocarray(void *pointer, size_t count, size_t size)
@@ -120,14 +135,16 @@ EXPORTED void *reallocarray(void *pointer, size_t count, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    void *(*hook)(void *, size_t, const void *) = __realloc_hook;
-    return hook != NULL ? hook(pointer, total, CALLER) : default_realloc(pointer, total, CALLER);
+    return traced_realloc(pointer, total, CALLER);
 }
 
 static void *through_memalign_hook(size_t alignment, size_t size, const void *caller)
 {
     void *(*hook)(size_t, size_t, const void *) = __memalign_hook;
-    return hook != NULL ? hook(alignment, size, caller) : default_memalign(alignment, size, caller);
+    void *pointer = hook != NULL ? hook(alignment, size, caller)
+                                 : default_memalign(alignment, size, caller);
+    mtrace_allocation(caller, pointer, size);
+    return pointer;
 }
 
 EXPORTED void *memalign(size_t alignment, size_t size)

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "heap.h"
 #include "block_set.h"
+#include "mtrace.h"
 #include "quarantine.h"
 #include "../base/environment.h"
 #include "execinfo_ex.h"
@@ -25,17 +26,20 @@
 
 static void before_fork(void)
 {
+    mtrace_before_fork();
     quarantine_lock();
 }
 
 static void after_fork_in_parent(void)
 {
     quarantine_unlock();
+    mtrace_after_fork();
 }
 
 static void after_fork_in_child(void)
 {
     quarantine_unlock();
+    mtrace_after_fork();
     heap_forget_thread_id(); /* the child's thread has a new id */
 }
 

@@ -139,5 +139,18 @@ Test(options, the_unknown_option_message_lists_every_name)
     options_defaults(&options);
     cr_assert_eq(options_parse(&options, "colour=blue", error, sizeof error), -EINVAL);
     cr_assert(strstr(error, "(known: lines, line_memory,"), "%s", error);
-    cr_assert(strstr(error, ", on_error)"), "%s", error);
+    cr_assert(strstr(error, ", on_error, mtrace_frames)"), "%s", error);
+}
+
+Test(options, mtrace_frames_is_bounded)
+{
+    struct options options;
+    char error[400];
+    options_defaults(&options);
+    cr_assert_eq(options.mtrace_frames, 0);
+    cr_assert_eq(options_parse(&options, "mtrace_frames=12", error, sizeof error), 0, "%s", error);
+    cr_assert_eq(options.mtrace_frames, 12);
+    cr_assert_eq(options_parse(&options, "mtrace_frames=65", error, sizeof error), -EINVAL);
+    cr_assert(strstr(error, "mtrace_frames"), "%s", error);
+    cr_assert_eq(options.mtrace_frames, 12, "a refused value changes nothing");
 }

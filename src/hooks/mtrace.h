@@ -1,0 +1,23 @@
+/* mtrace.h: the trace of mtrace() (docs/MTRACE.md), fed by the entry
+ * points of allocator.c after each call. World: normal. */
+#ifndef EXECINFO_EX_MTRACE_H
+#define EXECINFO_EX_MTRACE_H
+
+#include <stddef.h>
+
+/* CALLER: the return address into the program's code. Each does nothing
+ * unless mtrace() is on, and nothing for the library's own calls. A
+ * release is traced before the block is given back, an allocation after. */
+void mtrace_allocation(const void *caller, const void *pointer, size_t size);
+void mtrace_release(const void *caller, const void *pointer);
+/* Around a realloc: begin returns 1 when it is traced (the trace's lock
+ * is then held: call end, with what realloc(OLD, SIZE) returned in FRESH,
+ * NULL when it failed or freed for SIZE 0). */
+int mtrace_realloc_begin(void);
+void mtrace_realloc_end(const void *caller, const void *old, const void *fresh, size_t size);
+
+/* fork: hold the trace's lock across it, its buffer flushed. */
+void mtrace_before_fork(void);
+void mtrace_after_fork(void);
+
+#endif
