@@ -230,6 +230,25 @@ int backtrace_heap_describe(const void *address, int fd);
  * AS-Safe. MT-Safe. Defined by libexecinfo_ex_hooks.so. */
 int backtrace_heap_check(int fd);
 
+/* The heap hook layer's bookkeeping (live blocks with their sizes and
+ * allocation stacks, counters, options; not the heap's contents, not the
+ * hook pointers) as an opaque, versioned, checksummed blob allocated with
+ * malloc: the caller frees it. NULL on failure (errno ENOMEM, or ENOSYS
+ * with heap=0). The names of the functions glibc removed in 2.25; see
+ * docs/STATE_BLOB.md for the format. MT-Safe. AS-Unsafe. */
+void *malloc_get_state(void);
+
+/* The blob's size in bytes (to save it to a file), or 0 for something
+ * that is not a blob. MT-Safe. AS-Unsafe. */
+size_t malloc_state_size(const void *state);
+
+/* Restore that bookkeeping: 0; -1 for a malformed blob (magic, sizes,
+ * checksum: any changed byte, a truncated copy in a smaller malloc block);
+ * -2 for a blob of a newer major version. Afterwards a free of a pointer
+ * the layer does not know is passed to glibc, not reported. MT-Safe.
+ * AS-Unsafe. */
+int malloc_set_state(void *state);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,7 +13,7 @@ INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/un
 HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/hooks_*.c))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
 TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse \
-	$(BUILD)/tests/mtrace_program
+	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program
 CRITERION_RUN  := --jobs 2 --timeout 60
 
 $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
@@ -35,6 +35,12 @@ $(BUILD)/tests/mtrace_program: tests/fixtures/mtrace_program.c all
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O0 -g -Wall -Wextra -Wno-unused-result -fno-builtin $< -o $@ \
 		-L$(BUILD) -lexecinfo_ex_hooks -lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+# With the blob reader, to look inside the blobs it gets.
+$(BUILD)/tests/state_program: tests/fixtures/state_program.c src/hooks/state_blob.c all
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fno-builtin -Iinclude -Isrc $< src/hooks/state_blob.c \
+		-o $@ -L$(BUILD) -lexecinfo_ex_hooks -Wl,-rpath,$(CURDIR)/$(BUILD)
 
 # -rdynamic: so that glibc's backtrace_symbols can name the same frames,
 # for the line-for-line comparison; the integration tests build without it.

@@ -76,5 +76,6 @@ void *__libc_malloc(size_t size);
 void __libc_free(void *pointer);
 void *__libc_realloc(void *pointer, size_t size);
 void *__libc_memalign(size_t alignment, size_t size);
+void *__libc_calloc(size_t count, size_t size);
 
 #endif
