@@ -53,12 +53,13 @@
 
 extern char **environ;
 
-enum contender_kind { PLAIN, HOOKS_OFF, HOOKS_FULL, MTRACE, HEAPTRACK, ASAN, CONTENDERS };
+enum contender_kind { PLAIN, HOOKS_OFF, HOOKS_FULL, MTRACE, OUR_MTRACE, HEAPTRACK, ASAN, CONTENDERS };
 enum workload_kind { CHURN, PYTHON, WORKLOADS };
 enum row_state { ROW_MEASURED, ROW_SKIPPED, ROW_NA, ROW_FAILED };
 
 static const char *const contender_names[CONTENDERS] = {
-    "plain", "hooks heap=0", "hooks full recording", "glibc mtrace", "heaptrack", "ASan build",
+    "plain", "hooks heap=0", "hooks full recording", "glibc mtrace", "hooks mtrace (heap=0)",
+    "heaptrack", "ASan build",
 };
 
 struct workload {
@@ -101,6 +102,7 @@ static struct {
     char churn[PATH_MAX], churn_asan[PATH_MAX];
     char hooks_preload[PATH_MAX + 16];
     char mtrace_preload[2 * PATH_MAX + 16];
+    char our_mtrace_preload[2 * PATH_MAX + 16];
     char malloc_trace[PATH_MAX + 16];
     char heaptrack_output[PATH_MAX];
     const char *heaptrack_flag;  /* the record-only flag, or NULL */
@@ -331,6 +333,12 @@ static void build_command(enum contender_kind kind, const struct workload *workl
         add_environment(command, setup.mtrace_preload);
         add_environment(command, setup.malloc_trace);
         break;
+    case OUR_MTRACE:
+        /* The same constructor's mtrace() binds to the hooks library's. */
+        add_environment(command, setup.our_mtrace_preload);
+        add_environment(command, "EXECINFO_EX_OPTIONS=heap=0");
+        add_environment(command, setup.malloc_trace);
+        break;
     case HEAPTRACK:
         add_argument(command, HEAP_HEAPTRACK);
         if (setup.heaptrack_flag != NULL)
@@ -389,7 +397,8 @@ static int check_run(enum contender_kind kind, const struct workload *workload,
                  (int)strcspn(run->output, "\n"), run->output);
         return 0;
     }
-    if ((kind == MTRACE || kind == HEAPTRACK) && run->trace_bytes < MIN_TRACE_BYTES) {
+    if ((kind == MTRACE || kind == OUR_MTRACE || kind == HEAPTRACK) &&
+        run->trace_bytes < MIN_TRACE_BYTES) {
         snprintf(why, size, "trace of only %lld bytes: it recorded nothing", run->trace_bytes);
         return 0;
     }
@@ -457,6 +466,8 @@ static void prepare(void)
                 HEAP_HOOKS_LIBRARY);
     path_printf(setup.mtrace_preload, sizeof setup.mtrace_preload,
                 "LD_PRELOAD=%s %s/mtrace_start.so", HEAP_MALLOC_DEBUG, HEAP_BENCH_DIR);
+    path_printf(setup.our_mtrace_preload, sizeof setup.our_mtrace_preload,
+                "LD_PRELOAD=%s %s/mtrace_start.so", HEAP_HOOKS_LIBRARY, HEAP_BENCH_DIR);
     need_file(setup.churn, "workload");
     need_file(setup.churn_asan, "workload");
     need_file(HEAP_PYTHON, "python");
@@ -574,6 +585,9 @@ static void contender_notes(enum contender_kind kind, const struct row *row, cha
     case MTRACE:
         snprintf(notes, size, "libc_malloc_debug.so.0 + mtrace_start.so; trace %.0f bytes", bytes);
         break;
+    case OUR_MTRACE:
+        snprintf(notes, size, "libexecinfo_ex_hooks.so + mtrace_start.so; trace %.0f bytes", bytes);
+        break;
     case HEAPTRACK:
         snprintf(notes, size, "%s%s; trace %.0f bytes; RSS: largest process of its tree",
                  setup.heaptrack_flag ? setup.heaptrack_flag : "with its interpreter",
@@ -655,12 +669,34 @@ static void rss_target(const struct row rows[WORKLOADS][CONTENDERS], double boun
            ratio <= bound ? "met" : "not met");
 }
 
+/* Tracing's cost over plain, ours against glibc's: at most BOUND of it. */
+static void mtrace_target(const struct row rows[WORKLOADS][CONTENDERS], double bound)
+{
+    for (int w = 0; w < WORKLOADS; w++) {
+        const struct row *ours = &rows[w][OUR_MTRACE], *glibc = &rows[w][MTRACE];
+        const struct row *plain = &rows[w][PLAIN];
+        if (ours->state != ROW_MEASURED || glibc->state != ROW_MEASURED) {
+            printf("- %s: tracing overhead <= %.1fx glibc's: unknown, a row did not run\n",
+                   w == CHURN ? "churn" : "python", bound);
+            continue;
+        }
+        double base = median_wall(plain);
+        double ratio = (median_wall(ours) - base) / (median_wall(glibc) - base);
+        printf("- %s: tracing overhead <= %.1fx glibc's: %.3fx (%.3f s vs %.3f s over plain; "
+               "%.0f vs %.0f bytes written): %s\n",
+               w == CHURN ? "churn" : "python", bound, ratio, median_wall(ours) - base,
+               median_wall(glibc) - base, median(ours->trace_bytes, (size_t)ours->runs),
+               median(glibc->trace_bytes, (size_t)glibc->runs), ratio <= bound ? "met" : "not met");
+    }
+}
+
 static void print_summary(const struct row rows[WORKLOADS][CONTENDERS])
 {
     printf("\nHeap targets (medians; reported, not asserted):\n");
     wall_target(rows, HOOKS_FULL, "full recording", 2.0);
     wall_target(rows, HOOKS_OFF, "heap=0", 1.03);
     rss_target(rows, 1.5);
+    mtrace_target(rows, 0.3);
 }
 
 /* ---- main ------------------------------------------------------------------ */

@@ -13,7 +13,6 @@
 #include "mtrace.h"
 #include "heap.h"
 #include "../base/fd_write.h"
-#include "../base/text_out.h"
 #include "execinfo_ex.h"
 
 #include <dlfcn.h>
@@ -60,36 +59,64 @@ static void append(const char *text, size_t length)
     trace_used += length;
 }
 
+/* One event's text, built on the caller's stack: a few bytes and hex
+ * numbers at a time, so a plain pointer cursor (the general text_out was
+ * a third of the tracing cost). A line that does not fit is dropped. */
+struct line {
+    char *at, *end;
+    char start[EVENT_TEXT_SIZE];
+};
+
+static void line_bytes(struct line *line, const char *bytes, size_t length)
+{
+    if (line->at > line->end || (size_t)(line->end - line->at) < length) {
+        line->at = line->end + 1; /* marks the overflow */
+        return;
+    }
+    memcpy(line->at, bytes, length);
+    line->at += length;
+}
+
+static void line_hex(struct line *line, uintptr_t value)
+{
+    char digits[2 + 16];
+    int count = value == 0 ? 1 : (64 - __builtin_clzll(value) + 3) / 4;
+    digits[0] = '0';
+    digits[1] = 'x';
+    for (int i = count - 1; i >= 0; i--, value >>= 4)
+        digits[2 + i] = "0123456789abcdef"[value & 15];
+    line_bytes(line, digits, 2 + (size_t)count);
+}
+
+static int line_overflowed(const struct line *line)
+{
+    return line->at > line->end;
+}
+
 /* "MODULE:[0xREL]" for the call that returns to RETURN_ADDRESS, or
  * "[0xADDR]" outside every module. */
-static void put_where(struct text_out *out, uintptr_t return_address)
+static void put_where(struct line *line, uintptr_t return_address)
 {
     uintptr_t call = return_address - 1;
     struct dl_find_object object;
     if (return_address == 0 || _dl_find_object((void *)call, &object) != 0 ||
         object.dlfo_link_map == NULL) {
-        text_out_string(out, "[0x");
-        text_out_hex(out, return_address);
-        text_out_char(out, ']');
+        line_bytes(line, "[", 1);
+        line_hex(line, return_address);
+        line_bytes(line, "]", 1);
         return;
     }
     const struct link_map *map = object.dlfo_link_map;
     const char *path = map->l_name != NULL && map->l_name[0] != '\0' ? map->l_name : executable;
-    text_out_string(out, path);
-    text_out_string(out, ":[0x");
-    text_out_hex(out, call - map->l_addr);
-    text_out_char(out, ']');
-}
-
-static void put_hex(struct text_out *out, uintptr_t value)
-{
-    text_out_string(out, "0x");
-    text_out_hex(out, value);
+    line_bytes(line, path, strlen(path));
+    line_bytes(line, ":[", 2);
+    line_hex(line, call - map->l_addr);
+    line_bytes(line, "]", 1);
 }
 
 /* "# stack FRAME..." of the calling code, for mtrace_frames=N; frames
- * that would not fit the text are left out, the line stays whole. */
-static void put_stack(struct text_out *out)
+ * that would not fit are left out, the line stays whole. */
+static void put_stack(struct line *line)
 {
     void *frames[64];
     int wanted = heap.options.mtrace_frames;
@@ -98,54 +125,57 @@ static void put_stack(struct text_out *out)
     int count = backtrace_skip_range(frames, wanted < 64 ? wanted : 64,
                                      (const void *)heap.own_start, (const void *)heap.own_end,
                                      &trace_memo);
-    text_out_string(out, "# stack");
+    line_bytes(line, "# stack", 7);
     for (int i = 0; i < count; i++) {
-        size_t before = out->total;
-        text_out_char(out, ' ');
-        put_where(out, (uintptr_t)frames[i]);
-        if (out->total + 1 > out->capacity) {
-            out->total = out->length = before;
+        char *before = line->at;
+        line_bytes(line, " ", 1);
+        put_where(line, (uintptr_t)frames[i]);
+        if (line_overflowed(line) || line->at == line->end) {
+            line->at = before; /* no room for it and the newline */
             break;
         }
     }
-    text_out_char(out, '\n');
+    line_bytes(line, "\n", 1);
 }
 
 /* One line "@ WHERE OP 0xPTR[ 0xSIZE]". */
-static void put_event(struct text_out *out, const void *caller, char op, uintptr_t pointer,
+static void put_event(struct line *line, const void *caller, char op, uintptr_t pointer,
                       int with_size, size_t size)
 {
-    text_out_string(out, "@ ");
-    put_where(out, (uintptr_t)caller);
-    text_out_char(out, ' ');
-    text_out_char(out, op);
-    text_out_char(out, ' ');
-    put_hex(out, pointer);
+    char operation[3] = { ' ', op, ' ' };
+    line_bytes(line, "@ ", 2);
+    put_where(line, (uintptr_t)caller);
+    line_bytes(line, operation, 3);
+    line_hex(line, pointer);
     if (with_size) {
-        text_out_char(out, ' ');
-        put_hex(out, size);
+        line_bytes(line, " ", 1);
+        line_hex(line, size);
     }
-    text_out_char(out, '\n');
+    line_bytes(line, "\n", 1);
 }
 
-/* Under the lock, if still tracing; an event whose text did not fit (a
- * module path of thousands of bytes) is left out rather than cut. */
-static void emit_locked(const struct text_out *out)
+static void line_begin(struct line *line)
 {
-    if (out->total <= out->capacity && atomic_load_explicit(&tracing, memory_order_relaxed))
-        append(out->buffer, out->total);
+    line->at = line->start;
+    line->end = line->start + sizeof line->start;
+}
+
+/* Under the lock, if still tracing. */
+static void emit_locked(const struct line *line)
+{
+    if (!line_overflowed(line) && atomic_load_explicit(&tracing, memory_order_relaxed))
+        append(line->start, (size_t)(line->at - line->start));
 }
 
 static void trace_one(const void *caller, char op, uintptr_t pointer, int with_size,
                       size_t size)
 {
-    char text[EVENT_TEXT_SIZE];
-    struct text_out out;
-    text_out_init_buffer(&out, text, sizeof text);
-    put_event(&out, caller, op, pointer, with_size, size);
-    put_stack(&out);
+    struct line line;
+    line_begin(&line);
+    put_event(&line, caller, op, pointer, with_size, size);
+    put_stack(&line);
     pthread_mutex_lock(&trace_lock);
-    emit_locked(&out);
+    emit_locked(&line);
     pthread_mutex_unlock(&trace_lock);
 }
 
@@ -195,23 +225,22 @@ int mtrace_realloc_begin(void)
  * a failure "! 0xOLD 0xSIZE", else "< 0xOLD" and "> 0xNEW 0xSIZE". */
 void mtrace_realloc_end(const void *caller, const void *old, const void *fresh, size_t size)
 {
-    char text[EVENT_TEXT_SIZE];
-    struct text_out out;
+    struct line line;
     heap_busy++;
-    text_out_init_buffer(&out, text, sizeof text);
+    line_begin(&line);
     if (old == NULL && fresh != NULL) {
-        put_event(&out, caller, '+', (uintptr_t)fresh, 1, size);
+        put_event(&line, caller, '+', (uintptr_t)fresh, 1, size);
     } else if (old != NULL && size == 0 && fresh == NULL) {
-        put_event(&out, caller, '-', (uintptr_t)old, 0, 0);
+        put_event(&line, caller, '-', (uintptr_t)old, 0, 0);
     } else if (old != NULL && fresh == NULL) {
-        put_event(&out, caller, '!', (uintptr_t)old, 1, size);
+        put_event(&line, caller, '!', (uintptr_t)old, 1, size);
     } else if (old != NULL) {
-        put_event(&out, caller, '<', (uintptr_t)old, 0, 0);
-        put_event(&out, caller, '>', (uintptr_t)fresh, 1, size);
+        put_event(&line, caller, '<', (uintptr_t)old, 0, 0);
+        put_event(&line, caller, '>', (uintptr_t)fresh, 1, size);
     }
-    if (out.total > 0)
-        put_stack(&out);
-    emit_locked(&out);
+    if (line.at > line.start)
+        put_stack(&line);
+    emit_locked(&line);
     in_realloc = 0;
     pthread_mutex_unlock(&trace_lock);
     heap_busy--;
