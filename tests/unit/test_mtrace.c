@@ -228,6 +228,47 @@ Test(mtrace, stack_lines_when_asked_and_the_script_still_reads_the_trace)
     cr_assert_eq(lines_at(table, "mtrace_program.c:27"), 2, "%s", table);
 }
 
+/* A program whose path is 2,000 bytes long: its stack lines cannot hold
+ * every frame in the event's 8 KiB and lose the last ones, whole. */
+Test(mtrace, stack_lines_too_long_lose_frames_not_their_form)
+{
+    char directory[4096] = "/tmp";
+    char component[201];
+    memset(component, 'd', 200);
+    component[200] = '\0';
+    snprintf(directory + strlen(directory), sizeof directory - strlen(directory),
+             "/execinfo_ex_long_%d", (int)getpid());
+    cr_assert_eq(mkdir(directory, 0700), 0);
+    char top[4096];
+    strcpy(top, directory);
+    for (int i = 0; i < 9; i++) {
+        strcat(directory, "/");
+        strcat(directory, component);
+        cr_assert_eq(mkdir(directory, 0700), 0, "%s", strerror(errno));
+    }
+    char program[4096 + 32], command[8300];
+    snprintf(program, sizeof program, "%s/p", directory);
+    snprintf(command, sizeof command, "cp %s %s", program_path(), program);
+    cr_assert_eq(system(command), 0);
+    struct child_result result;
+    run_traced(program, "leaks", trace_path, "mtrace_frames=64", &result);
+    assert_exited_with(&result, 0);
+    snprintf(command, sizeof command, "rm -rf %s", top);
+    system(command);
+    size_t length;
+    const char *text = read_file(trace_path, &length);
+    cr_assert_not_null(text);
+    assert_well_formed(text);
+    cr_assert_geq(count_of(text, "@ /tmp/execinfo_ex_long_"), 8, "the events are there");
+    cr_assert_geq(count_of(text, "# stack /tmp/execinfo_ex_long_"), 8, "with their stacks");
+    /* No stack line has all of main's frames in the program: at most 3
+     * paths of 2,000 bytes fit in 8 KiB. */
+    for (const char *line = strstr(text, "# stack"); line != NULL; line = strstr(line + 1, "# stack")) {
+        const char *end = strchr(line, '\n');
+        cr_assert_lt(end - line, 8192);
+    }
+}
+
 Test(mtrace, a_child_after_fork_traces_into_the_same_file)
 {
     struct child_result result;
