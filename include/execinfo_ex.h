@@ -148,8 +148,9 @@ typedef void backtrace_crash_callback(int fd, int format, int signo, const void 
  * own, one at a time. Returns 0. Not AS-Safe. MT-Safe. */
 int backtrace_set_crash_callback(backtrace_crash_callback *callback, void *context);
 
-/* For a library: add a callback, called after the program's in the order
- * added, without replacing it or another library's. Adding the same pair
+/* For a library: add a callback, called after the program's (added ones
+ * in the order of their slots: a removed one's slot is reused), without
+ * replacing it or another library's. Adding the same pair
  * again changes nothing. Returns 0, or -1 with errno EINVAL (NULL) or
  * ENOSPC (4 are added already). Remove it before the library is
  * unloaded: returns 0, or -1 with errno ENOENT if the pair was not added.

@@ -77,6 +77,8 @@ static struct region *region_for_insert(size_t index)
         return map;
     }
     munmap(map, sizeof *region); /* another thread mapped it first */
+    /* Its presence bit may not be set yet: walks must see our block now. */
+    set_bit(&regions_present[index / 64], (uint64_t)1 << (index % 64));
     return expected;
 }
 
@@ -156,6 +158,8 @@ int block_set_each_in(uintptr_t low, uintptr_t high,
 {
     /* In granules: from the first at or above LOW to the last below HIGH. */
     uint64_t limit = (uint64_t)1 << (ADDRESS_BITS - GRANULE_SHIFT);
+    if (low > ((uintptr_t)1 << ADDRESS_BITS) - 16)
+        return 0; /* no block there; and low + 15 below must not wrap */
     uint64_t from = ((uint64_t)low + 15) >> GRANULE_SHIFT;
     uint64_t to = ((uint64_t)high + 15) >> GRANULE_SHIFT;
     if (high > UINTPTR_MAX - 15 || to > limit)

@@ -54,6 +54,9 @@ enum heap_capture_kind {
 };
 stack_id heap_capture(enum heap_capture_kind kind);
 
+/* The calling thread's memo for mtrace's stack lines, or NULL. */
+struct backtrace_memo *heap_trace_memo(void);
+
 /* A stack id as frames: *THREAD gets the thread, FRAMES the addresses.
  * Returns the frame count. Signal-safe. */
 int heap_stack_frames(stack_id id, uint32_t *thread, void **frames, int capacity);

@@ -44,9 +44,10 @@ const char *heap_error_name(enum heap_error kind);
  * abort. World: signal-safe (text_out, backtrace_print_fd). */
 void heap_report_error(const struct heap_error_facts *facts);
 
-/* In the crash report of the SIGABRT that a heap error raised: that error,
- * in the report's FORMAT (text lines, or a ,"heap_error":{...} member).
- * Nothing for other signals. Signal-safe. */
+/* In the crash report of the SIGABRT that a heap error raised (or of a
+ * crash of another thread that report waited for): that error, in the
+ * report's FORMAT (text lines, or a ,"heap_error":{...} member). Nothing
+ * when no heap error is pending. Signal-safe. */
 void heap_report_pending(int fd, int format, int signo);
 
 #endif

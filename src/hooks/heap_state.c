@@ -70,8 +70,13 @@ static void install_fatal_handler(void)
     heap_ready();
     if (heap.options.handler != 0) {
         heap_busy++;
-        struct sigaction abort_action;
-        if (backtrace_install_fatal_handler(NULL) == 0 &&
+        /* An abort the program inherited as ignored is not reported by
+         * the handler (it chains to SIG_IGN): a heap error then cannot
+         * wait for the crash report and is written on its own. */
+        struct sigaction before, abort_action;
+        int abort_ignored = sigaction(SIGABRT, NULL, &before) == 0 && !(before.sa_flags & SA_SIGINFO) &&
+                            before.sa_handler == SIG_IGN;
+        if (backtrace_install_fatal_handler(NULL) == 0 && !abort_ignored &&
             sigaction(SIGABRT, NULL, &abort_action) == 0 && (abort_action.sa_flags & SA_SIGINFO))
             heap.fatal_handler = abort_action.sa_sigaction;
         /* Added, not set: the program keeps backtrace_set_crash_callback. */

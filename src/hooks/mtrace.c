@@ -36,7 +36,6 @@ static char trace_buffer[TRACE_BUFFER_SIZE];
 static size_t trace_used;
 static char executable[PATH_MAX];     /* the main program's path (its l_name is "") */
 
-static __thread struct backtrace_memo trace_memo __attribute__((tls_model("initial-exec")));
 
 /* Under the lock. */
 static void flush_buffer(void)
@@ -124,7 +123,7 @@ static void put_stack(struct line *line)
         return;
     int count = backtrace_skip_range(frames, wanted < 64 ? wanted : 64,
                                      (const void *)heap.own_start, (const void *)heap.own_end,
-                                     &trace_memo);
+                                     heap_trace_memo());
     line_bytes(line, "# stack", 7);
     for (int i = 0; i < count; i++) {
         char *before = line->at;

@@ -79,9 +79,13 @@ static void describe_in_module(const struct index_module *module, uintptr_t addr
     if (data == NULL)
         return;
     int call_inside = call_address >= module->start && call_address < module->end;
-    const struct index_symbol *symbol = find_symbol(data, address - module->bias);
-    if (symbol == NULL && call_address != address && call_inside)
+    /* A return address names the function of its call: the next function
+     * may begin right at it (after a noreturn call, a packed .cold part). */
+    const struct index_symbol *symbol = NULL;
+    if (call_address != address && call_inside)
         symbol = find_symbol(data, call_address - module->bias);
+    if (symbol == NULL)
+        symbol = find_symbol(data, address - module->bias);
     if (symbol != NULL) {
         out->function = data->strings + symbol->name;
         out->function_address = module->bias + symbol->start;

@@ -19,9 +19,9 @@ struct frame_location {
 
 /* Describe ADDRESS. CALL_ADDRESS is the call's own address when ADDRESS is
  * a return address (ADDRESS - 1), else ADDRESS: it gives the source line,
- * so that the line is the call's, and the function when ADDRESS lies just
- * past it (a call to a noreturn function as its last instruction, as GCC
- * leaves abort() at the end of a .cold part). LINES 0: no line. SNAPSHOT
+ * so that the line is the call's, and the function, which ADDRESS may lie
+ * just past (a call to a noreturn function as its last instruction, as
+ * GCC leaves abort() at the end of a .cold part). LINES 0: no line. SNAPSHOT
  * may be NULL. The strings stay valid until index_release. Signal-safe. */
 void lookup_frame(const struct index_snapshot *snapshot, uintptr_t address,
                   uintptr_t call_address, int lines, struct frame_location *out);

@@ -217,9 +217,12 @@ int walk_memo_step(struct memo_pass *pass, struct stack_walk *walk, uintptr_t *p
         if (stack_walk_step(walk) <= 0)
             return 0;
     } else if (!step_predicted(pass, walk)) {
+        /* A frame stood on exactly (after a signal frame) took its rule at
+         * pc, not pc - 1: not the rule a return address there would get. */
+        int exact = walk->pc_is_exact;
         if (stack_walk_step(walk) <= 0)
             return 0;
-        record_rule(pass, walk->last_step_simple ? &walk->last_rule : NULL);
+        record_rule(pass, walk->last_step_simple && !exact ? &walk->last_rule : NULL);
         record_frame(pass, walk);
     }
     *pc = walk->registers[PC];

@@ -88,6 +88,9 @@ Test(block_set, walks_a_range_in_order_and_finds_the_block_before)
     cr_assert_eq(block_set_last_at_or_before(members[4] - 16), members[3],
                  "from the next region back into this one");
     cr_assert_eq(block_set_last_at_or_before(base + 15), 0, "nothing below the first");
+    cursor = seen;
+    block_set_each_in(UINTPTR_MAX - 3, UINTPTR_MAX, collect_visit, &cursor);
+    cr_assert_eq(cursor - seen, 0, "a range at the top of the address space holds nothing");
     for (int i = 0; i < 5; i++)
         cr_assert(block_set_remove(members[i]));
     cr_assert_eq(block_set_last_at_or_before(members[4]), 0);

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <dlfcn.h>
+#include <signal.h>
+
 #include "support.h"
 
 /* Run the fixture's COMMAND with OPTIONS in EXECINFO_EX_OPTIONS (and
@@ -324,6 +327,45 @@ Test(hooks, a_heap_error_is_part_of_the_aborts_crash_report, .timeout = 60)
               "the heap error inside the abort's report:\n%s", file);
     assert_stack_names(heap, "*** freed by thread ", "(free_victim+");
     cr_assert_null(strstr(result.output, "heap error"), "nothing on stderr: %s", result.output);
+}
+
+/* The handler does not report an abort the program inherited as ignored:
+ * the heap error must then be written on its own, not wait for it. */
+Test(hooks, with_sigabrt_ignored_from_the_start_the_heap_report_is_written, .timeout = 60)
+{
+    static struct child_result result;
+    char program[512];
+    snprintf(program, sizeof program, "%s/heap_misuse", getenv("EXECINFO_EX_TESTS"));
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+        signal(SIGABRT, SIG_IGN);
+        setenv("EXECINFO_EX_OPTIONS", "", 1);
+        execl(program, program, "double_free", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    read_all(fds[0], result.output, sizeof result.output);
+    close(fds[0]);
+    cr_assert_eq(waitpid(child, &result.status, 0), child);
+    const char *report = heap_report(&result);
+    assert_in(report, "double-free");
+}
+
+/* Its per-thread memory is mapped, not initial-exec TLS: a program may
+ * dlopen the library (or one that links it). */
+Test(hooks, the_library_can_be_dlopened, .timeout = 60)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/libexecinfo_ex_hooks.so", getenv("EXECINFO_EX_BUILD"));
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(library, "%s", dlerror());
+    cr_assert_not_null(dlsym(library, "malloc_get_state"));
 }
 
 Test(hooks, without_the_fatal_handler_the_heap_report_stands_alone, .timeout = 60)

@@ -1,0 +1,115 @@
+/* thread_capture.c: the stack and thread of an allocation or a free, as a
+ * depot id, with what each thread keeps between captures.
+ * World: normal (inside malloc and free: mmap, a thread-specific key; the
+ * walk itself is the core library's AS-Safe one).
+ *
+ * Each thread keeps a memo of its last capture for allocations, one for
+ * frees (their paths through this library differ) and one for mtrace's
+ * stack lines, and the stacks it stored last. They live in a mapping of
+ * their own, made at the thread's first capture and unmapped at its exit
+ * (a thread-specific key's destructor), reached through one initial-exec
+ * TLS pointer: kilobytes of initial-exec TLS would make the library
+ * impossible to dlopen (glibc's static TLS surplus is small). Used under
+ * heap_busy == 0 only (heap.c), so never by two captures at once: a
+ * signal handler's malloc in the middle of one is recorded without a
+ * stack. */
+#define _GNU_SOURCE
+#include "heap.h"
+#include "execinfo_ex.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* The stacks this thread stored last. A program allocates in loops, so
+ * the stack of a capture is often one of the last few: found here, it
+ * needs neither the depot's hash nor its table and entries, which are
+ * cold memory in a big program. */
+#define RECENT_STACKS 8
+#define RECENT_MAX_WORDS 18        /* the thread and 17 frames */
+
+struct recent_stack {
+    stack_id id;
+    int count;
+    void *words[RECENT_MAX_WORDS];
+};
+
+struct thread_memory {
+    struct backtrace_memo memos[HEAP_CAPTURE_REPORT];  /* allocation, free */
+    struct backtrace_memo trace_memo;
+    struct recent_stack recent[RECENT_STACKS];
+    unsigned recent_next;
+};
+
+static __thread struct thread_memory *own __attribute__((tls_model("initial-exec")));
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void unmap_at_exit(void *memory)
+{
+    if (memory == own)
+        own = NULL;
+    munmap(memory, sizeof(struct thread_memory));
+}
+
+static void make_exit_key(void)
+{
+    pthread_key_create(&exit_key, unmap_at_exit);
+}
+
+/* This thread's memory, mapped at its first use; NULL if mmap failed (the
+ * captures then go on without it). */
+static struct thread_memory *thread_memory(void)
+{
+    if (own != NULL)
+        return own;
+    pthread_once(&exit_key_once, make_exit_key);
+    void *map = mmap(NULL, sizeof(struct thread_memory), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
+        return NULL;
+    own = map; /* zeroes: empty memos, no recent stacks */
+    pthread_setspecific(exit_key, map);
+    return own;
+}
+
+struct backtrace_memo *heap_trace_memo(void)
+{
+    struct thread_memory *memory = thread_memory();
+    return memory != NULL ? &memory->trace_memo : NULL;
+}
+
+static stack_id put_through_recent(struct thread_memory *memory, void **words, int count)
+{
+    if (memory == NULL || count < 2 || count > RECENT_MAX_WORDS)
+        return stack_depot_put(words, count);
+    for (int i = 0; i < RECENT_STACKS; i++) {
+        const struct recent_stack *r = &memory->recent[i];
+        /* words[1], the caller of malloc, tells most stacks apart at once. */
+        if (r->count == count && r->id != 0 && r->words[1] == words[1] &&
+            memcmp(r->words, words, (size_t)count * sizeof *words) == 0)
+            return r->id;
+    }
+    stack_id id = stack_depot_put(words, count);
+    if (id != 0) {
+        struct recent_stack *r = &memory->recent[memory->recent_next++ % RECENT_STACKS];
+        r->id = id;
+        r->count = count;
+        memcpy(r->words, words, (size_t)count * sizeof *words);
+    }
+    return id;
+}
+
+/* The depot entry: the thread first, then the frames, from the first one
+ * outside this library (the caller of malloc). A report's capture uses
+ * neither memo nor the recent stacks: it may come from anywhere. */
+stack_id heap_capture(enum heap_capture_kind kind)
+{
+    struct thread_memory *memory = kind == HEAP_CAPTURE_REPORT ? NULL : thread_memory();
+    void *words[STACK_DEPOT_MAX_FRAMES + 1];
+    int count = backtrace_skip_range(words + 1, heap.options.heap_frames,
+                                     (const void *)heap.own_start, (const void *)heap.own_end,
+                                     memory != NULL ? &memory->memos[kind] : NULL);
+    words[0] = (void *)(uintptr_t)heap_thread_id();
+    return put_through_recent(memory, words, count + 1);
+}
