@@ -17,7 +17,9 @@
 #include "state_blob.h"
 #include "execinfo_ex.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +127,79 @@ static const uint64_t *options_now(uint32_t *count)
     return values;
 }
 
+/* ---- the modules the frames lie in ---------------------------------------- */
+
+#define MAX_MODULES 512
+
+struct module_entry {
+    uint64_t start, end, bias;
+    const char *path;
+    size_t length;
+};
+
+struct modules {
+    struct module_entry entries[MAX_MODULES];
+    uint32_t count;
+    char executable[4096];      /* the main program's path: its l_name is "" */
+};
+
+static void note_module(struct modules *modules, uintptr_t frame)
+{
+    for (uint32_t i = 0; i < modules->count; i++)
+        if (frame - 1 >= modules->entries[i].start && frame - 1 < modules->entries[i].end)
+            return;
+    struct dl_find_object object;
+    if (modules->count == MAX_MODULES || frame == 0 ||
+        _dl_find_object((void *)(frame - 1), &object) != 0 || object.dlfo_link_map == NULL)
+        return;
+    const struct link_map *map = object.dlfo_link_map;
+    const char *path = map->l_name != NULL && map->l_name[0] != '\0' ? map->l_name
+                                                                      : modules->executable;
+    size_t length = strnlen(path, STATE_BLOB_MAX_PATH);
+    modules->entries[modules->count++] = (struct module_entry){
+        (uintptr_t)object.dlfo_map_start, (uintptr_t)object.dlfo_map_end, map->l_addr, path,
+        length,
+    };
+}
+
+/* Every module a frame of BLOCKS' stacks lies in; returns their bytes. */
+static size_t collect_modules(const struct recorded *blocks, size_t count,
+                              struct modules *modules)
+{
+    ssize_t length = readlink("/proc/self/exe", modules->executable,
+                              sizeof modules->executable - 1);
+    modules->executable[length > 0 ? length : 0] = '\0';
+    modules->count = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (blocks[i].stack == 0 || (i > 0 && blocks[i].stack == blocks[i - 1].stack))
+            continue;
+        void *frames[STATE_BLOB_MAX_FRAMES];
+        uint32_t thread;
+        int n = heap_stack_frames(blocks[i].stack, &thread, frames, STATE_BLOB_MAX_FRAMES);
+        for (int f = 0; f < n; f++)
+            note_module(modules, (uintptr_t)frames[f]);
+    }
+    size_t size = 0;
+    for (uint32_t i = 0; i < modules->count; i++)
+        size += state_blob_module_size(modules->entries[i].length);
+    return size;
+}
+
+static unsigned char *write_modules(unsigned char *at, const struct modules *modules)
+{
+    for (uint32_t i = 0; i < modules->count; i++) {
+        const struct module_entry *entry = &modules->entries[i];
+        struct state_blob_module record = { entry->start, entry->end, entry->bias,
+                                            (uint32_t)entry->length, 0 };
+        size_t size = state_blob_module_size(entry->length);
+        memset(at, 0, size);
+        memcpy(at, &record, sizeof record);
+        memcpy(at + sizeof record, entry->path, entry->length);
+        at += size;
+    }
+    return at;
+}
+
 /* Bytes of the stack records for BLOCKS (sorted by stack), and how many. */
 static size_t stacks_size(const struct recorded *blocks, size_t count, uint32_t *stacks)
 {
@@ -184,11 +259,30 @@ static void write_blocks(unsigned char *at, struct recorded *blocks, size_t coun
     }
 }
 
-static void *write_blob(struct recorded *blocks, size_t count)
+static void write_header(unsigned char *blob, size_t total, const struct recorded *blocks,
+                         size_t count, uint32_t option_count, uint32_t stack_count,
+                         uint32_t module_count)
+{
+    struct state_blob_header header = {
+        .version = STATE_BLOB_MAJOR << 8 | STATE_BLOB_MINOR,
+        .header_size = STATE_BLOB_HEADER_SIZE, .total_size = total,
+        .block_count = (uint32_t)count, .stack_count = stack_count,
+        .pid = (uint32_t)getpid(), .option_count = option_count,
+        .written_at = (uint64_t)time(NULL), .module_count = module_count,
+    };
+    memcpy(header.magic, STATE_BLOB_MAGIC, 8);
+    for (size_t i = 0; i < count; i++)
+        header.live_bytes += blocks[i].size;
+    memset(blob, 0, STATE_BLOB_HEADER_SIZE);
+    memcpy(blob, &header, sizeof header);
+}
+
+static void *write_blob(struct recorded *blocks, size_t count, struct modules *modules)
 {
     uint32_t option_count, stack_count;
     const uint64_t *options = options_now(&option_count);
-    size_t total = STATE_BLOB_HEADER_SIZE + (size_t)option_count * 8 +
+    size_t modules_size = collect_modules(blocks, count, modules);
+    size_t total = STATE_BLOB_HEADER_SIZE + (size_t)option_count * 8 + modules_size +
                    stacks_size(blocks, count, &stack_count) +
                    count * sizeof(struct state_blob_block);
     uint32_t *indexes = __libc_malloc((count + 1) * sizeof *indexes);
@@ -198,21 +292,11 @@ static void *write_blob(struct recorded *blocks, size_t count)
         free(blob);
         return NULL;
     }
-    struct state_blob_header header = {
-        .version = STATE_BLOB_MAJOR << 8 | STATE_BLOB_MINOR,
-        .header_size = STATE_BLOB_HEADER_SIZE, .total_size = total,
-        .block_count = (uint32_t)count, .stack_count = stack_count,
-        .pid = (uint32_t)getpid(), .option_count = option_count,
-        .written_at = (uint64_t)time(NULL),
-    };
-    memcpy(header.magic, STATE_BLOB_MAGIC, 8);
-    for (size_t i = 0; i < count; i++)
-        header.live_bytes += blocks[i].size;
-    memcpy(blob, &header, sizeof header);
-    memset(blob + sizeof header, 0, STATE_BLOB_HEADER_SIZE - sizeof header);
+    write_header(blob, total, blocks, count, option_count, stack_count, modules->count);
     memcpy(blob + STATE_BLOB_HEADER_SIZE, options, (size_t)option_count * 8);
-    unsigned char *at = write_stacks(blob + STATE_BLOB_HEADER_SIZE + (size_t)option_count * 8,
-                                     blocks, count, indexes);
+    unsigned char *at = write_modules(blob + STATE_BLOB_HEADER_SIZE + (size_t)option_count * 8,
+                                      modules);
+    at = write_stacks(at, blocks, count, indexes);
     write_blocks(at, blocks, count, indexes);
     __libc_free(indexes);
     uint64_t checksum = state_blob_checksum(blob, total, offsetof(struct state_blob_header, checksum));
@@ -230,7 +314,9 @@ void *malloc_get_state(void)
     heap_busy++;
     size_t count = 0;
     struct recorded *blocks = collect(&count);
-    void *blob = blocks != NULL ? write_blob(blocks, count) : NULL;
+    struct modules *modules = __libc_malloc(sizeof *modules);
+    void *blob = blocks != NULL && modules != NULL ? write_blob(blocks, count, modules) : NULL;
+    __libc_free(modules);
     __libc_free(blocks);
     heap_busy--;
     if (blob == NULL)

@@ -18,6 +18,29 @@ uint64_t state_blob_checksum(const void *bytes, size_t size, size_t skip_at)
     return h;
 }
 
+size_t state_blob_module_size(size_t path_length)
+{
+    return sizeof(struct state_blob_module) + ((path_length + 7) & ~(size_t)7);
+}
+
+/* The modules area: records with their paths, 8-byte aligned. */
+static int check_modules(const unsigned char *modules, size_t room, uint32_t count, size_t *size)
+{
+    size_t at = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        struct state_blob_module module;
+        if (room - at < sizeof module)
+            return -1;
+        memcpy(&module, modules + at, sizeof module);
+        if (module.path_length > STATE_BLOB_MAX_PATH || module.start > module.end ||
+            room - at < state_blob_module_size(module.path_length))
+            return -1;
+        at += state_blob_module_size(module.path_length);
+    }
+    *size = at;
+    return 0;
+}
+
 /* The stacks area: records of 8 bytes and frame_count frames each. */
 static int check_stacks(const unsigned char *stacks, size_t room, uint32_t count, size_t *size)
 {
@@ -61,11 +84,16 @@ int state_blob_check(const void *blob, size_t available, struct state_blob_view 
         return -1;
     const unsigned char *bytes = blob;
     size_t at = STATE_BLOB_HEADER_SIZE, room = (size_t)total;
-    size_t options_size = (size_t)header->option_count * 8, stacks_size;
+    size_t options_size = (size_t)header->option_count * 8, modules_size, stacks_size;
     if (room - at < options_size)
         return -1;
     view->options = (const uint64_t *)(bytes + at);
     at += options_size;
+    if (check_modules(bytes + at, room - at, header->module_count, &modules_size) < 0)
+        return -1;
+    view->modules = bytes + at;
+    view->modules_size = modules_size;
+    at += modules_size;
     if (check_stacks(bytes + at, room - at, header->stack_count, &stacks_size) < 0)
         return -1;
     view->stacks = bytes + at;
@@ -89,6 +117,17 @@ const struct state_blob_stack *state_blob_stack_at(const struct state_blob_view 
     *frames = (const uint64_t *)(view->stacks + offset + sizeof *stack);
     *next = offset + sizeof *stack + (size_t)stack->frame_count * 8;
     return stack;
+}
+
+const struct state_blob_module *state_blob_module_at(const struct state_blob_view *view,
+                                                     size_t offset, const char **path,
+                                                     size_t *next)
+{
+    const struct state_blob_module *module =
+        (const struct state_blob_module *)(view->modules + offset);
+    *path = (const char *)(module + 1);
+    *next = offset + state_blob_module_size(module->path_length);
+    return module;
 }
 
 void state_blob_stack_offsets(const struct state_blob_view *view, size_t *offsets)

@@ -10,9 +10,10 @@
 #define STATE_BLOB_MAGIC "EXEXSTAT"
 #define STATE_BLOB_MAJOR 1
 #define STATE_BLOB_MINOR 0
-#define STATE_BLOB_HEADER_SIZE 64
+#define STATE_BLOB_HEADER_SIZE 72
 #define STATE_BLOB_MAX_FRAMES 64
 #define STATE_BLOB_MAX_OPTIONS 32
+#define STATE_BLOB_MAX_PATH 4096
 #define STATE_BLOB_NO_STACK UINT32_MAX
 
 /* The fixed header, in the blob as it is here (little-endian x86_64). */
@@ -28,6 +29,18 @@ struct state_blob_header {
     uint32_t pid;
     uint32_t option_count;
     uint64_t written_at;         /* Unix seconds */
+    uint32_t module_count;
+    uint32_t reserved;           /* 0 */
+};
+
+/* A module the stacks' frames lie in, so that a reader in another process
+ * can name them: followed by path_length bytes of path (no NUL), padded
+ * with zeroes to a multiple of 8. */
+struct state_blob_module {
+    uint64_t start, end;         /* its mapped address range in the writer */
+    uint64_t bias;               /* its load bias: file address = address - bias */
+    uint32_t path_length;
+    uint32_t reserved;
 };
 
 struct state_blob_stack {        /* followed by frame_count uint64 frames */
@@ -46,6 +59,8 @@ struct state_blob_block {
 struct state_blob_view {
     const struct state_blob_header *header;
     const uint64_t *options;
+    const unsigned char *modules;         /* the first module record */
+    size_t modules_size;
     const unsigned char *stacks;          /* the first stack record */
     size_t stacks_size;                   /* bytes of all stack records */
     const struct state_blob_block *blocks;
@@ -68,5 +83,14 @@ const struct state_blob_stack *state_blob_stack_at(const struct state_blob_view 
 
 /* Offsets of each stack record, into OFFSETS (stack_count entries). */
 void state_blob_stack_offsets(const struct state_blob_view *view, size_t *offsets);
+
+/* The module record at byte OFFSET of the modules area, its path, and the
+ * offset of the next one. Only on a checked view. */
+const struct state_blob_module *state_blob_module_at(const struct state_blob_view *view,
+                                                     size_t offset, const char **path,
+                                                     size_t *next);
+
+/* The bytes a module record with a path of LENGTH takes. */
+size_t state_blob_module_size(size_t path_length);
 
 #endif
