@@ -80,7 +80,7 @@ STATIC      := $(BUILD)/libexecinfo_ex.a
 .PHONY: all demo test test-unit test-checks test-integration test-stress bench install uninstall clean
 all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/libexecinfo_ex_hooks.so \
 	$(BUILD)/libexecinfo_ex_hooks_internal.a \
-	$(BUILD)/bin/execinfo_ex_run
+	$(BUILD)/bin/execinfo_ex_run $(BUILD)/bin/execinfo_ex_leaks
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -145,6 +145,23 @@ $(BUILD)/bin/execinfo_ex_run: tools/execinfo_ex_run.c $(BUILD)/obj/src/base/opti
 	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc \
 		-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' $< $(BUILD)/obj/src/base/options.o -o $@
 
+# ---- the leak report tool ----------------------------------------------------
+# tools/leaks/: reads an mtrace file, symbolizes with the static library's
+# own index builder and lookup (src/symbolize/module_data.h, lookup.h).
+LEAKS_SOURCES := $(sort $(wildcard tools/leaks/*.c))
+LEAKS_OBJECTS := $(LEAKS_SOURCES:%.c=$(BUILD)/obj/%.o)
+
+$(BUILD)/obj/tools/leaks/%.o: tools/leaks/%.c $(wildcard tools/leaks/*.h src/*/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc $(DEP_CFLAGS) \
+		-DEXECINFO_EX_VERSION='"$(VERSION)"' -c $< -o $@
+
+# With the hooks library's blob checker (src/hooks/state_blob.c) for saved
+# malloc_get_state() blobs.
+$(BUILD)/bin/execinfo_ex_leaks: $(LEAKS_OBJECTS) $(BUILD)/obj/src/hooks/state_blob.o $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(LEAKS_OBJECTS) $(BUILD)/obj/src/hooks/state_blob.o $(STATIC) $(DEP_LIBS)
+
 # ---- examples and demo ------------------------------------------------------
 EXAMPLE_CFLAGS := -std=gnu11 -O0 -g -Wall -Iinclude
 EXAMPLE_LIBS   := -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
@@ -177,6 +194,7 @@ install: all
 	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc \
 		-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' tools/execinfo_ex_run.c \
 		$(BUILD)/obj/src/base/options.o -o $(DESTDIR)$(BINDIR)/execinfo_ex_run
+	install -m 755 $(BUILD)/bin/execinfo_ex_leaks $(DESTDIR)$(BINDIR)/
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 include/execinfo_ex.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
@@ -200,7 +218,8 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc \
 	      $(DESTDIR)$(LIBDIR)/libexecinfo_ex_hooks.so* $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc
 	rm -f $(patsubst man/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(MAN3))
-	rm -f $(patsubst man/man1/%,$(DESTDIR)$(MANDIR)/man1/%,$(MAN1)) $(DESTDIR)$(BINDIR)/execinfo_ex_run
+	rm -f $(patsubst man/man1/%,$(DESTDIR)$(MANDIR)/man1/%,$(MAN1)) $(DESTDIR)$(BINDIR)/execinfo_ex_run \
+	      $(DESTDIR)$(BINDIR)/execinfo_ex_leaks
 	rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:

@@ -60,3 +60,92 @@ Test(state, a_blob_from_another_process_is_restored_with_its_stacks, .timeout = 
     run_state("foreign", &result);
     assert_exited_with(&result, 0);
 }
+
+/* ---- the leak report tool on saved blobs ---- */
+
+static int run_tool(const char *arguments, char *output, size_t size)
+{
+    char command[1024];
+    snprintf(command, sizeof command, "%s/bin/execinfo_ex_leaks %s 2>&1", getenv("EXECINFO_EX_BUILD"),
+             arguments);
+    FILE *pipe = popen(command, "r");
+    cr_assert_not_null(pipe);
+    size_t length = fread(output, 1, size - 1, pipe);
+    output[length] = '\0';
+    int status = pclose(pipe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void save_two(char *before, char *after, size_t size)
+{
+    snprintf(before, size, "/tmp/execinfo_ex_state_%d_before", (int)getpid());
+    snprintf(after, size, "/tmp/execinfo_ex_state_%d_after", (int)getpid());
+    char program[512], command[1200];
+    snprintf(program, sizeof program, "%s/state_program", getenv("EXECINFO_EX_TESTS"));
+    snprintf(command, sizeof command, "EXECINFO_EX_OPTIONS= %s save2 %s %s", program, before, after);
+    cr_assert_eq(system(command), 0);
+}
+
+Test(state, the_tool_lists_a_blobs_blocks_and_the_difference_of_two, .timeout = 60)
+{
+    char before[128], after[128], arguments[300];
+    static char output[1 << 16];
+    save_two(before, after, sizeof before);
+    snprintf(arguments, sizeof arguments, "%s", before);
+    cr_assert_eq(run_tool(arguments, output, sizeof output), 1, "%s", output);
+    cr_assert_eq(count_of(output, "#0 allocate_known at "), 3, "%s", output);
+    cr_assert(strstr(output, "state_program.c:"), "file:line: %s", output);
+    snprintf(arguments, sizeof arguments, "%s %s", before, after);
+    cr_assert_eq(run_tool(arguments, output, sizeof output), 1, "%s", output);
+    cr_assert_eq(count_of(output, "#0 allocate_later at "), 2, "%s", output);
+    cr_assert_null(strstr(output, "allocate_known"), "only what is new: %s", output);
+    cr_assert(strstr(output, "14000 bytes in 2 blocks"), "%s", output);
+    snprintf(arguments, sizeof arguments, "--json %s %s", before, after);
+    cr_assert_eq(run_tool(arguments, output, sizeof output), 1);
+    char path[160], command[400];
+    snprintf(path, sizeof path, "%s.json", after);
+    FILE *file = fopen(path, "w");
+    fputs(output, file);
+    fclose(file);
+    snprintf(command, sizeof command,
+             "python3 -c 'import json; d = json.load(open(\"%s\")); "
+             "assert d[\"bytes\"] == 14000 and d[\"stacks\"][0][\"frames\"][0][\"function\"] == \"allocate_later\"'",
+             path);
+    cr_assert_eq(system(command), 0, "%s", output);
+    unlink(path);
+    unlink(before);
+    unlink(after);
+}
+
+Test(state, the_tool_refuses_every_truncated_or_damaged_blob, .timeout = 120)
+{
+    char before[128], after[128], arguments[300], cut[160];
+    static char output[1 << 16];
+    save_two(before, after, sizeof before);
+    FILE *file = fopen(before, "r");
+    static unsigned char blob[1 << 20];
+    size_t size = fread(blob, 1, sizeof blob, file);
+    fclose(file);
+    cr_assert_gt(size, 72u);
+    snprintf(cut, sizeof cut, "%s.cut", before);
+    snprintf(arguments, sizeof arguments, "%s", cut);
+    /* Truncated anywhere past the magic (shorter is not a blob: a trace). */
+    for (size_t length = 8; length < size; length += 1 + length / 64) {
+        file = fopen(cut, "w");
+        fwrite(blob, 1, length, file);
+        fclose(file);
+        cr_assert_eq(run_tool(arguments, output, sizeof output), 2, "cut at %zu: %s", length, output);
+        cr_assert(strstr(output, "not an intact state blob"), "%s", output);
+    }
+    for (size_t at = 8; at < size; at += 1 + at / 32) {
+        blob[at] ^= 0x40;
+        file = fopen(cut, "w");
+        fwrite(blob, 1, size, file);
+        fclose(file);
+        blob[at] ^= 0x40;
+        cr_assert_eq(run_tool(arguments, output, sizeof output), 2, "byte %zu: %s", at, output);
+    }
+    unlink(cut);
+    unlink(before);
+    unlink(after);
+}

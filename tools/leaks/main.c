@@ -1,0 +1,282 @@
+/* execinfo_ex_leaks: read a malloc trace (mtrace: ours, docs/MTRACE.md, or
+ * glibc's), or saved malloc_get_state() blobs (docs/STATE_BLOB.md), and
+ * report the memory not freed, grouped by allocation stack, with each
+ * frame's function and file:line (man 1 execinfo_ex_leaks).
+ * World: normal (an ordinary program).
+ *
+ * main.c holds the options and the order of the steps; reading a trace is
+ * line_reader + trace_replay, the rest works on a heap_snapshot. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "heap_snapshot.h"
+#include "line_reader.h"
+#include "progress.h"
+#include "report.h"
+#include "sites.h"
+#include "state_reader.h"
+#include "symbolize.h"
+#include "trace_replay.h"
+
+#ifndef EXECINFO_EX_VERSION
+#define EXECINFO_EX_VERSION "0.1.0"
+#endif
+
+#define EXIT_NO_LEAK 0
+#define EXIT_LEAKS 1
+#define EXIT_TROUBLE 2
+
+enum output_form { OUTPUT_TEXT, OUTPUT_SUMMARY, OUTPUT_JSON };
+
+struct options {
+    size_t stacks, frames;
+    enum output_form form;
+    int progress;
+    const char *input;
+    const char *before;   /* a second input: the blob to subtract, or NULL */
+};
+
+static void usage(FILE *out)
+{
+    fputs("Usage: execinfo_ex_leaks [OPTION]... TRACE\n"
+          "       execinfo_ex_leaks [OPTION]... STATE [LATER_STATE]\n"
+          "Report the memory a program did not free, from the malloc trace TRACE\n"
+          "(MALLOC_TRACE with libexecinfo_ex_hooks.so or glibc's mtrace(3); - reads\n"
+          "standard input): the blocks still live at the end, grouped by the stack that\n"
+          "allocated them, most bytes first, each frame with its function and file:line.\n"
+          "A STATE file (a saved malloc_get_state() blob, known by its first bytes)\n"
+          "gives the blocks live when it was taken; with LATER_STATE, those live in\n"
+          "LATER_STATE and not in STATE.\n"
+          "\n"
+          "  --stacks=N     show the N stacks with the most bytes (default 20; 0: all)\n"
+          "  --frames=N     show at most N frames of each stack (default 16; 0: all)\n"
+          "  --summary      print only the summary line: bytes, blocks, stacks, events\n"
+          "                 and malformed lines\n"
+          "  --json         print one JSON object (format \"execinfo_ex leaks 1\")\n"
+          "  --no-progress  no progress line on stderr (there is one only when stderr\n"
+          "                 is a terminal and reading takes more than half a second)\n"
+          "  -h, --help     show this help and exit\n"
+          "  -V, --version  show the version and exit\n"
+          "\n"
+          "Malformed lines, frees of pointers never allocated and duplicate allocations\n"
+          "are reported on stderr (the first few of each, then a count).\n"
+          "Exit status: 0 if no memory is left, 1 if some is, 2 for a usage error or a\n"
+          "trace that cannot be read.\n",
+          out);
+}
+
+static void fail_usage(const char *message, const char *detail)
+{
+    fprintf(stderr, "execinfo_ex_leaks: %s%s\n", message, detail ? detail : "");
+    fputs("Try 'execinfo_ex_leaks --help' for more information.\n", stderr);
+    exit(EXIT_TROUBLE);
+}
+
+/* A decimal count, digits only, below a billion. */
+static size_t parse_count(const char *option, const char *text)
+{
+    size_t value = 0, digits = strspn(text, "0123456789");
+
+    if (digits == 0 || text[digits] != '\0' || digits > 9) {
+        fprintf(stderr, "execinfo_ex_leaks: bad value '%s' for %s: a number from 0 (all) to "
+                "999999999\n", text, option);
+        exit(EXIT_TROUBLE);
+    }
+    for (size_t i = 0; i < digits; i++)
+        value = value * 10 + (size_t)(text[i] - '0');
+    return value;
+}
+
+enum { OPTION_STACKS = 256, OPTION_FRAMES, OPTION_SUMMARY, OPTION_JSON, OPTION_NO_PROGRESS };
+
+static void parse_options(int argc, char **argv, struct options *options)
+{
+    static const struct option long_options[] = {
+        { "stacks", required_argument, NULL, OPTION_STACKS },
+        { "frames", required_argument, NULL, OPTION_FRAMES },
+        { "summary", no_argument, NULL, OPTION_SUMMARY },
+        { "json", no_argument, NULL, OPTION_JSON },
+        { "no-progress", no_argument, NULL, OPTION_NO_PROGRESS },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    int summary = 0, json = 0, option;
+
+    *options = (struct options){ .stacks = 20, .frames = 16, .progress = 1 };
+    opterr = 0;
+    while ((option = getopt_long(argc, argv, "+hV", long_options, NULL)) != -1) {
+        switch (option) {
+        case OPTION_STACKS: options->stacks = parse_count("--stacks", optarg); break;
+        case OPTION_FRAMES: options->frames = parse_count("--frames", optarg); break;
+        case OPTION_SUMMARY: summary = 1; break;
+        case OPTION_JSON: json = 1; break;
+        case OPTION_NO_PROGRESS: options->progress = 0; break;
+        case 'h': usage(stdout); exit(EXIT_NO_LEAK);
+        case 'V': puts("execinfo_ex_leaks (execinfo_ex) " EXECINFO_EX_VERSION); exit(EXIT_NO_LEAK);
+        default:
+            fail_usage("unknown option or missing value: ", argv[optind - 1]);
+        }
+    }
+    if (summary && json)
+        fail_usage("--summary and --json exclude each other", NULL);
+    options->form = json ? OUTPUT_JSON : summary ? OUTPUT_SUMMARY : OUTPUT_TEXT;
+    if (optind == argc)
+        fail_usage("no trace file given (- reads standard input)", NULL);
+    if (optind + 2 < argc)
+        fail_usage("more than two input files: ", argv[optind + 2]);
+    options->input = argv[optind + (optind + 1 < argc)];
+    options->before = optind + 1 < argc ? argv[optind] : NULL;
+}
+
+static void fail_input(const char *what, const char *input, int error)
+{
+    fprintf(stderr, "execinfo_ex_leaks: cannot %s '%s': %s\n", what, input, strerror(error));
+    exit(EXIT_TROUBLE);
+}
+
+static void fail_memory(void)
+{
+    fputs("execinfo_ex_leaks: out of memory\n", stderr);
+    exit(EXIT_TROUBLE);
+}
+
+static FILE *open_input(const char *input, uint64_t *size)
+{
+    struct stat status;
+    FILE *file = strcmp(input, "-") == 0 ? stdin : fopen(input, "re");
+
+    if (file == NULL)
+        fail_input("open", input, errno);
+    *size = fstat(fileno(file), &status) == 0 && S_ISREG(status.st_mode) ? (uint64_t)status.st_size
+                                                                          : 0;
+    return file;
+}
+
+static void erase_progress(void *context)
+{
+    progress_finish(context);
+}
+
+/* Replay the whole trace into HEAP. */
+static void read_trace(const struct options *options, struct heap_snapshot *heap)
+{
+    const char *name = strcmp(options->input, "-") == 0 ? "<stdin>" : options->input;
+    struct line_reader reader;
+    struct trace_replay replay;
+    struct progress progress;
+    struct line line;
+    uint64_t size;
+    int status;
+
+    FILE *file = open_input(options->input, &size);
+    if (line_reader_init(&reader, file) < 0)
+        fail_memory();
+    progress_init(&progress, stderr, options->progress, size);
+    trace_replay_init(&replay, heap, name, stderr);
+    replay.before_message = erase_progress;
+    replay.message_context = &progress;
+    while ((status = line_reader_next(&reader, &line)) == 1) {
+        if (trace_replay_line(&replay, line.text, line.length, line.number, line.too_long) < 0)
+            fail_memory();
+        if (line.number % PROGRESS_LINES_PER_CHECK == 0)
+            progress_update(&progress, line.number, reader.bytes_done);
+    }
+    progress_finish(&progress);
+    if (status < 0)
+        fail_input("read", options->input, -status);
+    trace_replay_finish(&replay);
+    trace_replay_free(&replay);
+    line_reader_free(&reader);
+    if (file != stdin)
+        fclose(file);
+}
+
+static int write_report(const struct options *options, const struct heap_snapshot *heap,
+                        const struct sites *sites)
+{
+    struct symbolizer symbolizer;
+    int status = 0;
+
+    if (symbolizer_init(&symbolizer, &heap->frames) < 0)
+        fail_memory();
+    struct leak_report report = { heap, sites, &symbolizer, options->stacks, options->frames };
+    if (options->form == OUTPUT_JSON)
+        status = report_json_write(stdout, &report);
+    else if (options->form == OUTPUT_SUMMARY)
+        report_summary_write(stdout, &report);
+    else
+        status = report_text_write(stdout, &report);
+    symbolizer_free(&symbolizer);
+    return status;
+}
+
+/* Does the file start like a state blob? ("-" is always a trace.) */
+static int is_state_file(const char *input)
+{
+    char head[8];
+    FILE *file = strcmp(input, "-") == 0 ? NULL : fopen(input, "re");
+    if (file == NULL)
+        return 0;
+    size_t got = fread(head, 1, sizeof head, file);
+    fclose(file);
+    return state_reader_is_blob(head, got);
+}
+
+static void read_state(const char *input, struct heap_snapshot *heap)
+{
+    int result = state_reader_load(heap, input, stderr);
+    if (result == -ENOMEM)
+        fail_memory();
+    if (result == -EINVAL)
+        exit(EXIT_TROUBLE);
+    if (result < 0)
+        fail_input("read", input, -result);
+}
+
+/* The later of two states, less what the earlier one had live already. */
+static void read_difference(const struct options *options, struct heap_snapshot *heap)
+{
+    struct heap_snapshot before;
+    if (!is_state_file(options->before) || !is_state_file(options->input))
+        fail_usage("two inputs must both be saved state blobs", NULL);
+    if (heap_snapshot_init(&before) < 0)
+        fail_memory();
+    read_state(options->before, &before);
+    read_state(options->input, heap);
+    state_reader_subtract(heap, &before);
+    heap_snapshot_free(&before);
+}
+
+int main(int argc, char **argv)
+{
+    struct options options;
+    struct heap_snapshot heap;
+    struct sites sites;
+
+    parse_options(argc, argv, &options);
+    if (heap_snapshot_init(&heap) < 0)
+        fail_memory();
+    if (options.before != NULL)
+        read_difference(&options, &heap);
+    else if (is_state_file(options.input))
+        read_state(options.input, &heap);
+    else
+        read_trace(&options, &heap);
+    if (sites_group(&heap, &sites) < 0 || write_report(&options, &heap, &sites) < 0)
+        fail_memory();
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "execinfo_ex_leaks: cannot write the report: %s\n", strerror(errno));
+        return EXIT_TROUBLE;
+    }
+    int leaks = sites.count > 0;
+    sites_free(&sites);
+    heap_snapshot_free(&heap);
+    return leaks ? EXIT_LEAKS : EXIT_NO_LEAK;
+}

@@ -1,0 +1,40 @@
+/* trace_replay.h: replay the events of a trace into a heap_snapshot, and
+ * say on a stream what does not fit (malformed lines, frees of pointers
+ * never allocated, duplicate allocations). */
+#ifndef EXECINFO_EX_LEAKS_TRACE_REPLAY_H
+#define EXECINFO_EX_LEAKS_TRACE_REPLAY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "heap_snapshot.h"
+
+/* Messages of each kind shown before they are only counted. */
+#define TRACE_REPLAY_MALFORMED_SHOWN 20
+#define TRACE_REPLAY_MISMATCH_SHOWN 10
+
+struct trace_replay {
+    struct heap_snapshot *heap;
+    const char *input_name;      /* for messages: the path, or "<stdin>" */
+    FILE *messages;
+    void (*before_message)(void *context);   /* e.g. erase a progress line; may be NULL */
+    void *message_context;
+    int pending;                 /* the last line allocated PENDING_POINTER */
+    uint64_t pending_pointer, pending_line;
+    uint32_t *frame_ids;         /* the frames of one "# stack" line */
+    size_t frame_capacity;
+};
+
+void trace_replay_init(struct trace_replay *replay, struct heap_snapshot *heap,
+                       const char *input_name, FILE *messages);
+void trace_replay_free(struct trace_replay *replay);
+
+/* Replay line NUMBER (LENGTH bytes of TEXT, without its newline; TOO_LONG:
+ * it was cut). Returns 0 or -ENOMEM. Normal world. */
+int trace_replay_line(struct trace_replay *replay, const char *text, size_t length,
+                      uint64_t number, int too_long);
+
+/* The totals of what was reported line by line. */
+void trace_replay_finish(struct trace_replay *replay);
+
+#endif
