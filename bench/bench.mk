@@ -34,9 +34,11 @@ HEAP_BENCH_DIR      := $(BENCH_DIR)/heap
 HEAP_BENCH_PROGRAMS := $(HEAP_BENCH_DIR)/heap_bench $(HEAP_BENCH_DIR)/churn \
 	$(HEAP_BENCH_DIR)/churn_asan $(HEAP_BENCH_DIR)/mtrace_start.so $(BUILD)/libexecinfo_ex_hooks.so
 
-bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS)
+bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks
 	$(BENCH_DIR)/bench
 	$(HEAP_BENCH_DIR)/heap_bench
+	@echo "== execinfo_ex_leaks on generated traces of 1,000,000 events"
+	sh tools/leaks/bench_leaks.sh 1000000 $(BUILD)/bin/execinfo_ex_leaks
 
 $(BENCH_DIR)/obj/%.o: bench/%.c $(BENCH_HEADERS)
 	@mkdir -p $(dir $@)
