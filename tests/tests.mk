@@ -40,7 +40,7 @@ $(BUILD)/tests/mtrace_program: tests/fixtures/mtrace_program.c all
 $(BUILD)/tests/state_program: tests/fixtures/state_program.c src/hooks/state_blob.c all
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fno-builtin -Iinclude -Isrc $< src/hooks/state_blob.c \
-		-o $@ -L$(BUILD) -lexecinfo_ex_hooks -Wl,-rpath,$(CURDIR)/$(BUILD)
+		-o $@ -L$(BUILD) -lexecinfo_ex_hooks -lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)
 
 # -rdynamic: so that glibc's backtrace_symbols can name the same frames,
 # for the line-for-line comparison; the integration tests build without it.

@@ -54,6 +54,14 @@ Test(state, frees_of_blocks_the_restored_state_does_not_know_pass_through, .time
     cr_assert_null(strstr(result.output, "heap error"), "%s", result.output);
 }
 
+Test(state, get_and_set_while_four_threads_allocate, .timeout = 120)
+{
+    static struct child_result result;
+    run_state("threads", &result);
+    assert_exited_with(&result, 0);
+    cr_assert_null(strstr(result.output, "heap error"), "%s", result.output);
+}
+
 Test(state, a_blob_from_another_process_is_restored_with_its_stacks, .timeout = 60)
 {
     static struct child_result result;
