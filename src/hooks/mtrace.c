@@ -29,7 +29,7 @@
 #define EVENT_TEXT_SIZE 8192          /* on the caller's stack, inside malloc */
 
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int tracing;            /* read without the lock, set under it */
+atomic_int mtrace_tracing;            /* read without the lock, set under it */
 static int trace_fd = -1;
 static int unbuffered;                /* after the library's destructor ran */
 static char trace_buffer[TRACE_BUFFER_SIZE];
@@ -162,7 +162,7 @@ static void line_begin(struct line *line)
 /* Under the lock, if still tracing. */
 static void emit_locked(const struct line *line)
 {
-    if (!line_overflowed(line) && atomic_load_explicit(&tracing, memory_order_relaxed))
+    if (!line_overflowed(line) && atomic_load_explicit(&mtrace_tracing, memory_order_relaxed))
         append(line->start, (size_t)(line->at - line->start));
 }
 
@@ -186,11 +186,11 @@ static __thread int in_realloc __attribute__((tls_model("initial-exec")));
  * realloc hook makes inside a traced realloc. */
 static int traced(void)
 {
-    return atomic_load_explicit(&tracing, memory_order_relaxed) && heap_busy == 0 &&
+    return atomic_load_explicit(&mtrace_tracing, memory_order_relaxed) && heap_busy == 0 &&
            !in_realloc;
 }
 
-void mtrace_allocation(const void *caller, const void *pointer, size_t size)
+void mtrace_allocation_traced(const void *caller, const void *pointer, size_t size)
 {
     if (traced() && pointer != NULL) {
         heap_busy++;
@@ -199,7 +199,7 @@ void mtrace_allocation(const void *caller, const void *pointer, size_t size)
     }
 }
 
-void mtrace_release(const void *caller, const void *pointer)
+void mtrace_release_traced(const void *caller, const void *pointer)
 {
     if (traced() && pointer != NULL) {
         heap_busy++;
@@ -211,7 +211,7 @@ void mtrace_release(const void *caller, const void *pointer)
 /* realloc holds the lock from before the call (mtrace_realloc_begin) to
  * its lines, so that no other thread's "+" of OLD's memory, which the
  * call may give back to glibc, comes before its "<". */
-int mtrace_realloc_begin(void)
+int mtrace_realloc_begin_traced(void)
 {
     if (!traced())
         return 0;
@@ -253,7 +253,7 @@ void mtrace(void)
         return;
     heap_busy++;
     pthread_mutex_lock(&trace_lock);
-    if (!atomic_load_explicit(&tracing, memory_order_relaxed)) {
+    if (!atomic_load_explicit(&mtrace_tracing, memory_order_relaxed)) {
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0666);
         if (fd >= 0) {
             ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
@@ -261,7 +261,7 @@ void mtrace(void)
             trace_fd = fd;
             trace_used = 0;
             append("= Start\n", 8);
-            atomic_store_explicit(&tracing, 1, memory_order_relaxed);
+            atomic_store_explicit(&mtrace_tracing, 1, memory_order_relaxed);
         }
     }
     pthread_mutex_unlock(&trace_lock);
@@ -272,8 +272,8 @@ __attribute__((visibility("default")))
 void muntrace(void)
 {
     pthread_mutex_lock(&trace_lock);
-    if (atomic_load_explicit(&tracing, memory_order_relaxed)) {
-        atomic_store_explicit(&tracing, 0, memory_order_relaxed);
+    if (atomic_load_explicit(&mtrace_tracing, memory_order_relaxed)) {
+        atomic_store_explicit(&mtrace_tracing, 0, memory_order_relaxed);
         append("= End\n", 6);
         flush_buffer();
         close(trace_fd);
