@@ -113,11 +113,18 @@ EXPORTED void *calloc(size_t count, size_t size)
     return pointer;
 }
 
+/* The trace's lock is held across the default realloc (mtrace.c says
+ * why), never across a user's hook, which runs code of its own. */
 static void *traced_realloc(void *pointer, size_t size, const void *caller)
 {
     void *(*hook)(void *, size_t, const void *) = __realloc_hook;
+    if (hook != NULL) {
+        void *moved = hook(pointer, size, caller);
+        mtrace_reallocation(caller, pointer, moved, size);
+        return moved;
+    }
     int traced = mtrace_realloc_begin();
-    void *moved = hook != NULL ? hook(pointer, size, caller) : default_realloc(pointer, size, caller);
+    void *moved = default_realloc(pointer, size, caller);
     if (traced)
         mtrace_realloc_end(caller, pointer, moved, size);
     return moved;

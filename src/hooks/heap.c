@@ -167,6 +167,8 @@ static void release_recorded(uintptr_t user, int with_stack)
         report(HEAP_DOUBLE_FREE, user, user, &facts, 0, "at free");
         return;
     }
+    if (state_restored())
+        state_forget(user); /* an address a restored record had is reused */
     check_block(user, &facts, 0, "at free");
     struct quarantined block = { user, facts.size, with_stack ? heap_capture(HEAP_CAPTURE_FREE) : 0 };
     block_fill(user, facts.size, heap.options.fill_max, heap.options.free_fill);
@@ -216,6 +218,8 @@ void *heap_reallocate(void *pointer, size_t size)
             heap_release(pointer);
             return NULL;
         }
+        if (state_restored())
+            state_forget((uintptr_t)pointer);
         return __libc_realloc(pointer, size); /* stays glibc's, unrecorded */
     }
     struct block_facts facts;

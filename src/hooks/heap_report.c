@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "heap_report.h"
 #include "heap.h"
+#include "mtrace.h"
 #include "../base/fd_write.h"
 #include "../base/json_out.h"
 #include "../base/text_out.h"
@@ -201,6 +202,7 @@ static int crash_report_will_follow(void)
 void heap_report_error(const struct heap_error_facts *facts)
 {
     heap_busy++;
+    mtrace_flush_now(); /* the trace up to the error, whatever follows */
     stack_id here = heap_capture(HEAP_CAPTURE_REPORT);
     if (heap.options.on_error == HEAP_ERROR_ABORT && crash_report_will_follow()) {
         int none = 0;

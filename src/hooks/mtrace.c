@@ -221,8 +221,10 @@ int mtrace_realloc_begin_traced(void)
 }
 
 /* realloc's cases as glibc writes them: from NULL a "+", to size 0 a "-",
- * a failure "! 0xOLD 0xSIZE", else "< 0xOLD" and "> 0xNEW 0xSIZE". */
-void mtrace_realloc_end(const void *caller, const void *old, const void *fresh, size_t size)
+ * a failure "! 0xOLD 0xSIZE", else "< 0xOLD" and "> 0xNEW 0xSIZE". Under
+ * the lock. */
+static void realloc_lines_locked(const void *caller, const void *old, const void *fresh,
+                                 size_t size)
 {
     struct line line;
     heap_busy++;
@@ -240,9 +242,38 @@ void mtrace_realloc_end(const void *caller, const void *old, const void *fresh, 
     if (line.at > line.start)
         put_stack(&line);
     emit_locked(&line);
+    heap_busy--;
+}
+
+void mtrace_realloc_end(const void *caller, const void *old, const void *fresh, size_t size)
+{
+    realloc_lines_locked(caller, old, fresh, size);
     in_realloc = 0;
     pthread_mutex_unlock(&trace_lock);
-    heap_busy--;
+}
+
+/* A realloc through a user's hook: the lock is not held across it (the
+ * hook may take locks of its own that its other calls take before ours),
+ * so its lines come after the call, as glibc writes them. */
+void mtrace_reallocation_traced(const void *caller, const void *old, const void *fresh,
+                                size_t size)
+{
+    if (!traced())
+        return;
+    pthread_mutex_lock(&trace_lock);
+    realloc_lines_locked(caller, old, fresh, size);
+    pthread_mutex_unlock(&trace_lock);
+}
+
+/* Before a heap error aborts the process: the lines that led to it go out
+ * (the exit flush will not run). Skipped if the lock is busy. */
+void mtrace_flush_now(void)
+{
+    if (!atomic_load_explicit(&mtrace_tracing, memory_order_relaxed) ||
+        pthread_mutex_trylock(&trace_lock) != 0)
+        return;
+    flush_buffer();
+    pthread_mutex_unlock(&trace_lock);
 }
 
 __attribute__((visibility("default")))

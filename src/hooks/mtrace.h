@@ -38,6 +38,19 @@ static inline int mtrace_realloc_begin(void)
 }
 void mtrace_realloc_end(const void *caller, const void *old, const void *fresh, size_t size);
 
+/* A realloc made through a user's hook, traced after it returned. */
+void mtrace_reallocation_traced(const void *caller, const void *old, const void *fresh,
+                                size_t size);
+static inline void mtrace_reallocation(const void *caller, const void *old, const void *fresh,
+                                       size_t size)
+{
+    if (__builtin_expect(atomic_load_explicit(&mtrace_tracing, memory_order_relaxed), 0))
+        mtrace_reallocation_traced(caller, old, fresh, size);
+}
+
+/* Write what is buffered now, unless the lock is busy (before an abort). */
+void mtrace_flush_now(void);
+
 /* fork: hold the trace's lock across it, its buffer flushed. */
 void mtrace_before_fork(void);
 void mtrace_after_fork(void);

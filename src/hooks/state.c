@@ -15,6 +15,7 @@
 #include "block_set.h"
 #include "state.h"
 #include "state_blob.h"
+#include "mtrace.h"
 #include "execinfo_ex.h"
 
 #include <dlfcn.h>
@@ -64,8 +65,11 @@ static int collect_live(uintptr_t block, void *context)
 static void collect_restored(struct collection *collection)
 {
     struct restored_table *table = atomic_load_explicit(&restored, memory_order_acquire);
+    /* An address that is one of our blocks now was reused since: the
+     * block itself is collected, not the stale record. */
     for (size_t i = 0; table != NULL && i < table->count; i++)
         if (!atomic_load_explicit(&table->freed[i], memory_order_relaxed) &&
+            !block_set_contains(table->blocks[i].address) &&
             collection->count < collection->capacity)
             collection->blocks[collection->count++] = table->blocks[i];
 }
@@ -321,6 +325,8 @@ void *malloc_get_state(void)
     heap_busy--;
     if (blob == NULL)
         errno = ENOMEM;
+    else /* the caller's block: its free is traced, so is this */
+        mtrace_allocation(__builtin_return_address(0), blob, malloc_state_size(blob));
     return blob;
 }
 

@@ -42,6 +42,10 @@ struct thread_memory {
 };
 
 static __thread struct thread_memory *own __attribute__((tls_model("initial-exec")));
+/* Set once the thread's memory was given back: the frees glibc makes
+ * after the key destructors (__libc_thread_freeres) capture without it,
+ * instead of mapping it again for good. */
+static __thread int exited __attribute__((tls_model("initial-exec")));
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
@@ -49,6 +53,7 @@ static void unmap_at_exit(void *memory)
 {
     if (memory == own)
         own = NULL;
+    exited = 1;
     munmap(memory, sizeof(struct thread_memory));
 }
 
@@ -63,6 +68,8 @@ static struct thread_memory *thread_memory(void)
 {
     if (own != NULL)
         return own;
+    if (exited)
+        return NULL;
     pthread_once(&exit_key_once, make_exit_key);
     void *map = mmap(NULL, sizeof(struct thread_memory), PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -69,7 +69,7 @@ static int intern_frame(struct heap_snapshot *heap, const struct state_blob_view
         char key[STATE_BLOB_MAX_PATH + 40];
         int length = snprintf(key, sizeof key, "%.*s:[0x%llx]", (int)module->path_length, path,
                               (unsigned long long)(address - 1 - module->bias));
-        struct frame frame = { .kind = FRAME_MODULE_OFFSET, .module = key,
+        struct frame frame = { .kind = FRAME_MODULE_OFFSET, .module = path,
                                .module_length = module->path_length,
                                .address = address - 1 - module->bias };
         return frame_table_intern(&heap->frames, key, (size_t)length, &frame, id);
