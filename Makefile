@@ -182,6 +182,7 @@ include tests/tests.mk
 
 # ---- benchmarks ---------------------------------------------------------------
 include bench/bench.mk
+include tests/fuzz/fuzz.mk
 
 # ---- install ------------------------------------------------------------------
 MAN3 := $(wildcard man/man3/*.3)
