@@ -152,7 +152,8 @@ void line_table_finish(struct line_vector *lines)
     size_t kept = 0;
 
     /* Of several rows at one address the last in DWARF order wins. */
-    qsort(lines->entries, lines->count, sizeof *lines->entries, by_address);
+    if (lines->count > 1) /* none: entries may be NULL, which qsort must not get */
+        qsort(lines->entries, lines->count, sizeof *lines->entries, by_address);
     for (size_t i = 0; i < lines->count; i++) {
         if (kept > 0 && lines->entries[kept - 1].address == lines->entries[i].address)
             kept--;

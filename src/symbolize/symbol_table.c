@@ -84,7 +84,8 @@ void symbol_table_finish(struct symbol_vector *symbols)
 {
     size_t kept = 0;
 
-    qsort(symbols->entries, symbols->count, sizeof *symbols->entries, by_start_then_rank);
+    if (symbols->count > 1) /* none: entries may be NULL, which qsort must not get */
+        qsort(symbols->entries, symbols->count, sizeof *symbols->entries, by_start_then_rank);
     for (size_t i = 0; i < symbols->count; i++) {
         if (kept > 0 && symbols->entries[kept - 1].start == symbols->entries[i].start)
             continue; /* an alias: the first one sorted is the one glibc names */

@@ -10,7 +10,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_FLAGS   := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Iinclude -Isrc -Itools/leaks
-FUZZ_TARGETS := options state_blob trace_line
+FUZZ_TARGETS := options state_blob trace_line elf_index
 
 $(FUZZ_DIR)/fuzz_options: tests/fuzz/fuzz_options.c src/base/options.c
 	@mkdir -p $(dir $@)
@@ -24,8 +24,17 @@ $(FUZZ_DIR)/fuzz_trace_line: tests/fuzz/fuzz_trace_line.c tools/leaks/trace_read
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
 
+# The builder and the lookup alone, instrumented (not the library's
+# constructors, which would index the fuzzer itself).
+FUZZ_INDEX_SOURCES := $(addprefix src/symbolize/,module_data.c symbol_table.c line_table.c \
+	debug_file.c lookup.c maps_fallback.c module_list.c) $(addprefix src/base/,array_grow.c maps_reader.c)
+
+$(FUZZ_DIR)/fuzz_elf_index: tests/fuzz/fuzz_elf_index.c $(FUZZ_INDEX_SOURCES)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(DEP_CFLAGS) $^ -o $@ $(DEP_LIBS)
+
 # Seeds: real inputs of each kind.
-fuzz-seeds: all $(BUILD)/tests/state_program $(BUILD)/tests/mtrace_program
+fuzz-seeds: all $(BUILD)/tests/state_program $(BUILD)/tests/mtrace_program $(BUILD)/tests/fixture_lib.so
 	@mkdir -p $(FUZZ_DIR)/seeds/options $(FUZZ_DIR)/seeds/state_blob $(FUZZ_DIR)/seeds/trace_line
 	printf 'handler=1:frames=16:guard=16:quarantine=4M:report=/tmp/r' > $(FUZZ_DIR)/seeds/options/1
 	printf 'heap=0:mtrace_frames=8:format=json:signals=segv,abrt' > $(FUZZ_DIR)/seeds/options/2
@@ -34,6 +43,9 @@ fuzz-seeds: all $(BUILD)/tests/state_program $(BUILD)/tests/mtrace_program
 		$(BUILD)/tests/mtrace_program leaks > /dev/null
 	split -l 1 -d $(FUZZ_DIR)/trace $(FUZZ_DIR)/seeds/trace_line/line_
 	printf '@ ./prog:(main+0x1c)[0x4005f4] + 0x1234 0x10' > $(FUZZ_DIR)/seeds/trace_line/glibc
+	@mkdir -p $(FUZZ_DIR)/seeds/elf_index
+	cp $(BUILD)/tests/fixture_lib.so $(FUZZ_DIR)/seeds/elf_index/fixture_lib.so
+	strip -o $(FUZZ_DIR)/seeds/elf_index/stripped.so $(BUILD)/tests/fixture_lib.so
 
 fuzz: fuzz-seeds $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 	@set -e; for t in $(FUZZ_TARGETS); do \

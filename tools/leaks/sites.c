@@ -51,7 +51,8 @@ int sites_group(const struct heap_snapshot *heap, struct sites *out)
         out->blocks++;
     }
     out->count = sites_compact(out->sites, stack_count);
-    qsort(out->sites, out->count, sizeof *out->sites, site_order);
+    if (out->count > 1)
+        qsort(out->sites, out->count, sizeof *out->sites, site_order);
     return 0;
 }
 
