@@ -81,6 +81,32 @@ static inline void run_child(void (*body)(void *), void *context, struct child_r
     cr_assert_eq(waitpid(child, &result->status, 0), child);
 }
 
+/* Run PROGRAM with ARGV (NULL-terminated, argv[0] included), stdout and
+ * stderr into RESULT; PREPARE(CONTEXT), if not NULL, runs in the child
+ * before exec (its environment, its signals). Exit 127 if exec failed. */
+static inline void run_program(const char *program, char *const argv[],
+                               void (*prepare)(void *), void *context,
+                               struct child_result *result)
+{
+    int pipe_fds[2];
+    cr_assert_eq(pipe(pipe_fds), 0);
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        dup2(pipe_fds[1], 1);
+        dup2(pipe_fds[1], 2);
+        close(pipe_fds[0]);
+        if (prepare != NULL)
+            prepare(context);
+        execv(program, argv);
+        _exit(127);
+    }
+    close(pipe_fds[1]);
+    read_all(pipe_fds[0], result->output, sizeof result->output);
+    close(pipe_fds[0]);
+    cr_assert_eq(waitpid(child, &result->status, 0), child);
+}
+
 static inline void assert_died_by(const struct child_result *result, int signo)
 {
     cr_assert(WIFSIGNALED(result->status) && WTERMSIG(result->status) == signo,

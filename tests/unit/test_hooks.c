@@ -11,34 +11,40 @@
 
 #include "support.h"
 
+struct misuse_environment {
+    const char *options, *extra;
+    int ignore_abort;
+};
+
+static void prepare_misuse(void *context)
+{
+    const struct misuse_environment *environment = context;
+    unsetenv("LIBC_HOOKS_ENABLE");
+    unsetenv("LIBC_HOOK_ENABLE");
+    setenv("EXECINFO_EX_OPTIONS", environment->options != NULL ? environment->options : "", 1);
+    if (environment->extra != NULL)
+        putenv((char *)environment->extra);
+    if (environment->ignore_abort)
+        signal(SIGABRT, SIG_IGN);
+}
+
+static void run_misuse_with(const char *command, struct misuse_environment *environment,
+                            struct child_result *result)
+{
+    char program[512];
+    snprintf(program, sizeof program, "%s/heap_misuse", getenv("EXECINFO_EX_TESTS"));
+    char *argv[] = { program, (char *)command, NULL };
+    run_program(program, argv, prepare_misuse, environment, result);
+}
+
 /* Run the fixture's COMMAND with OPTIONS in EXECINFO_EX_OPTIONS (and
  * EXTRA, "NAME=value" or NULL, in the environment); stdout and stderr
  * into RESULT. */
 static void run_misuse(const char *command, const char *options, const char *extra,
                        struct child_result *result)
 {
-    char program[512];
-    snprintf(program, sizeof program, "%s/heap_misuse", getenv("EXECINFO_EX_TESTS"));
-    int pipe_fds[2];
-    cr_assert_eq(pipe(pipe_fds), 0);
-    pid_t child = fork();
-    cr_assert_geq(child, 0);
-    if (child == 0) {
-        dup2(pipe_fds[1], 1);
-        dup2(pipe_fds[1], 2);
-        close(pipe_fds[0]);
-        unsetenv("LIBC_HOOKS_ENABLE");
-        unsetenv("LIBC_HOOK_ENABLE");
-        setenv("EXECINFO_EX_OPTIONS", options != NULL ? options : "", 1);
-        if (extra != NULL)
-            putenv((char *)extra);
-        execl(program, program, command, (char *)NULL);
-        _exit(127);
-    }
-    close(pipe_fds[1]);
-    read_all(pipe_fds[0], result->output, sizeof result->output);
-    close(pipe_fds[0]);
-    cr_assert_eq(waitpid(child, &result->status, 0), child);
+    struct misuse_environment environment = { options, extra, 0 };
+    run_misuse_with(command, &environment, result);
 }
 
 /* The heap report's lines, up to its end marker. */
@@ -334,25 +340,8 @@ Test(hooks, a_heap_error_is_part_of_the_aborts_crash_report, .timeout = 60)
 Test(hooks, with_sigabrt_ignored_from_the_start_the_heap_report_is_written, .timeout = 60)
 {
     static struct child_result result;
-    char program[512];
-    snprintf(program, sizeof program, "%s/heap_misuse", getenv("EXECINFO_EX_TESTS"));
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    pid_t child = fork();
-    cr_assert_geq(child, 0);
-    if (child == 0) {
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        close(fds[0]);
-        signal(SIGABRT, SIG_IGN);
-        setenv("EXECINFO_EX_OPTIONS", "", 1);
-        execl(program, program, "double_free", (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    read_all(fds[0], result.output, sizeof result.output);
-    close(fds[0]);
-    cr_assert_eq(waitpid(child, &result.status, 0), child);
+    struct misuse_environment environment = { NULL, NULL, 1 };
+    run_misuse_with("double_free", &environment, &result);
     const char *report = heap_report(&result);
     assert_in(report, "double-free");
 }

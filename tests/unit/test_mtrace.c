@@ -39,31 +39,28 @@ static const char *program_path(void)
     return path;
 }
 
+struct trace_environment {
+    const char *trace, *options;
+};
+
+static void prepare_trace(void *context)
+{
+    const struct trace_environment *environment = context;
+    if (environment->trace != NULL)
+        setenv("MALLOC_TRACE", environment->trace, 1);
+    else
+        unsetenv("MALLOC_TRACE");
+    setenv("EXECINFO_EX_OPTIONS", environment->options != NULL ? environment->options : "", 1);
+}
+
 /* Run PROGRAM COMMAND with MALLOC_TRACE=TRACE (NULL: unset) and OPTIONS
  * in EXECINFO_EX_OPTIONS; its stdout and stderr into RESULT. */
 static void run_traced(const char *program, const char *command, const char *trace,
                        const char *options, struct child_result *result)
 {
-    int pipe_fds[2];
-    cr_assert_eq(pipe(pipe_fds), 0);
-    pid_t child = fork();
-    cr_assert_geq(child, 0);
-    if (child == 0) {
-        dup2(pipe_fds[1], 1);
-        dup2(pipe_fds[1], 2);
-        close(pipe_fds[0]);
-        if (trace != NULL)
-            setenv("MALLOC_TRACE", trace, 1);
-        else
-            unsetenv("MALLOC_TRACE");
-        setenv("EXECINFO_EX_OPTIONS", options != NULL ? options : "", 1);
-        execl(program, program, command, (char *)NULL);
-        _exit(127);
-    }
-    close(pipe_fds[1]);
-    read_all(pipe_fds[0], result->output, sizeof result->output);
-    close(pipe_fds[0]);
-    cr_assert_eq(waitpid(child, &result->status, 0), child);
+    struct trace_environment environment = { trace, options };
+    char *argv[] = { (char *)program, (char *)command, NULL };
+    run_program(program, argv, prepare_trace, &environment, result);
 }
 
 static char *read_file(const char *path, size_t *length)

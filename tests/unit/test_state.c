@@ -10,26 +10,18 @@
 
 #include "support.h"
 
+static void no_options(void *unused)
+{
+    (void)unused;
+    setenv("EXECINFO_EX_OPTIONS", "", 1);
+}
+
 static void run_state(const char *command, struct child_result *result)
 {
     char program[512];
     snprintf(program, sizeof program, "%s/state_program", getenv("EXECINFO_EX_TESTS"));
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    pid_t child = fork();
-    cr_assert_geq(child, 0);
-    if (child == 0) {
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        close(fds[0]);
-        setenv("EXECINFO_EX_OPTIONS", "", 1);
-        execl(program, program, command, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    read_all(fds[0], result->output, sizeof result->output);
-    close(fds[0]);
-    cr_assert_eq(waitpid(child, &result->status, 0), child);
+    char *argv[] = { program, (char *)command, NULL };
+    run_program(program, argv, no_options, NULL, result);
 }
 
 Test(state, a_blob_restores_and_records_the_same_blocks_and_stacks, .timeout = 60)
