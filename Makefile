@@ -183,6 +183,11 @@ include tests/tests.mk
 # ---- benchmarks ---------------------------------------------------------------
 include bench/bench.mk
 include tests/fuzz/fuzz.mk
+# Issue 6: the allocation-failure sweep, the long stress runs, the
+# sanitizer and Valgrind runs of the tests.
+-include tests/faults/faults.mk
+-include tests/stress/stress.mk
+-include tests/sanitize/sanitize.mk
 
 # ---- install ------------------------------------------------------------------
 MAN3 := $(wildcard man/man3/*.3)
