@@ -6,11 +6,13 @@
 #include "debug_file.h"
 #include "module_list.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *debug_file_root(void)
@@ -40,10 +42,24 @@ unsigned elf_file_build_id(Elf *elf, unsigned char *id, size_t capacity)
     return 0;
 }
 
+int elf_file_open(const char *path)
+{
+    struct stat status;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &status) < 0 || !S_ISREG(status.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    return fd;
+}
+
 static Elf *open_candidate(const char *path, const unsigned char *build_id,
                            unsigned build_id_length, int *fd_out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = elf_file_open(path);
     if (fd < 0)
         return NULL;
     Elf *elf = elf_begin(fd, ELF_C_READ, NULL);

@@ -13,6 +13,11 @@
 Elf *debug_file_open(Elf *elf, const char *path, const unsigned char *build_id,
                      unsigned build_id_length, int *fd);
 
+/* Open PATH for reading if it is a regular file, without blocking on a
+ * FIFO or a device (a trace or a mapping may name either). Returns the fd
+ * or -1 with errno set (ENOENT... or EINVAL: not a regular file). */
+int elf_file_open(const char *path);
+
 /* The build-id of an ELF file, from its notes. Returns the length or 0. */
 unsigned elf_file_build_id(Elf *elf, unsigned char *id, size_t capacity);
 

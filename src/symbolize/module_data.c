@@ -39,7 +39,7 @@ static int open_module(const struct module_info *module, struct opened_elf *out)
     if (module->memory_image != NULL) {
         out->elf = elf_memory((char *)module->memory_image, module->memory_size);
     } else {
-        out->fd = open(module->file_path, O_RDONLY | O_CLOEXEC);
+        out->fd = elf_file_open(module->file_path);
         if (out->fd < 0)
             return -1;
         out->elf = elf_begin(out->fd, ELF_C_READ, NULL);

@@ -668,6 +668,25 @@ Test(leaks, unreadable_input_exits_two)
 
 /* ---- symbolization ------------------------------------------------------ */
 
+/* A trace may name any file as a module: a FIFO nobody writes to, or a
+ * device, is not read (it would block or never end), the frame keeps its
+ * module+offset form. The suite's timeout catches a hang. */
+Test(leaks, modules_that_are_fifos_or_devices_are_not_read)
+{
+    struct tool_run run;
+    char *fifo = in_work("module.fifo");
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    char text[1024];
+    snprintf(text, sizeof text, "@ %s:[0x10] + 0x1000 0x10\n@ /dev/zero:[0x20] + 0x2000 0x20\n", fifo);
+    char *trace = write_text("fifo.trace", text);
+    run_tool(&run, ARGS(trace));
+    assert_exit(&run, 1);
+    char needle[600];
+    snprintf(needle, sizeof needle, "#0 %s+0x10\n", fifo);
+    assert_in(run.out, needle);
+    assert_in(run.out, "#0 /dev/zero+0x20\n");
+}
+
 static const char program_source[] =
     "#include <mcheck.h>\n"                                              /* 1 */
     "#include <stdlib.h>\n"                                              /* 2 */

@@ -60,7 +60,7 @@ void symbolizer_free(struct symbolizer *symbolizer)
 static unsigned file_build_id(const char *path, unsigned char id[MODULE_BUILD_ID_MAX])
 {
     unsigned length = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = elf_file_open(path);
     if (fd < 0)
         return 0;
     Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
