@@ -1,37 +1,52 @@
 # tests/fuzz/fuzz.mk: `make fuzz` builds the libFuzzer targets with clang
 # (ASan and UBSan) into build/fuzz/, writes each a small seed corpus, and
 # runs each for FUZZ_SECONDS (default 20). A crash stops the run with the
-# input saved as build/fuzz/crash-*; make it a regression test. Included
-# by the Makefile. The start of issue 6: the options parser, the state
-# blob checker and the leak tool's trace line parser.
+# input saved as build/fuzz/crash-*: once fixed, it goes to
+# tests/fuzz/regressions/TARGET/, which every run reads first. Included
+# by the Makefile. Targets: the options parser, the state blob checker,
+# the leak tool's trace line parser and its whole trace path, the symbol
+# index builder and the DWARF line reader (docs/RELIABILITY.md).
 
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_FLAGS   := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Iinclude -Isrc -Itools/leaks
-FUZZ_TARGETS := options state_blob trace_line elf_index
+FUZZ_HEADERS := $(wildcard include/*.h src/*/*.h tools/leaks/*.h)
+FUZZ_TARGETS := options state_blob trace_line trace_file elf_index dwarf_lines
 
-$(FUZZ_DIR)/fuzz_options: tests/fuzz/fuzz_options.c src/base/options.c
+$(FUZZ_DIR)/fuzz_options: tests/fuzz/fuzz_options.c src/base/options.c $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
-$(FUZZ_DIR)/fuzz_state_blob: tests/fuzz/fuzz_state_blob.c src/hooks/state_blob.c
+$(FUZZ_DIR)/fuzz_state_blob: tests/fuzz/fuzz_state_blob.c src/hooks/state_blob.c $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
-$(FUZZ_DIR)/fuzz_trace_line: tests/fuzz/fuzz_trace_line.c tools/leaks/trace_reader.c
+$(FUZZ_DIR)/fuzz_trace_line: tests/fuzz/fuzz_trace_line.c tools/leaks/trace_reader.c $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $^ -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
 # The builder and the lookup alone, instrumented (not the library's
 # constructors, which would index the fuzzer itself).
 FUZZ_INDEX_SOURCES := $(addprefix src/symbolize/,module_data.c symbol_table.c line_table.c \
 	debug_file.c lookup.c maps_fallback.c module_list.c) $(addprefix src/base/,array_grow.c maps_reader.c)
 
-$(FUZZ_DIR)/fuzz_elf_index: tests/fuzz/fuzz_elf_index.c $(FUZZ_INDEX_SOURCES)
+$(FUZZ_DIR)/fuzz_elf_index: tests/fuzz/fuzz_elf_index.c $(FUZZ_INDEX_SOURCES) $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(DEP_CFLAGS) $^ -o $@ $(DEP_LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(DEP_CFLAGS) $(filter %.c,$^) -o $@ $(DEP_LIBS)
+
+# The leak tool without its main(), and the library's index builder and
+# lookup that its symbolizer uses.
+FUZZ_LEAKS_SOURCES := $(filter-out tools/leaks/main.c tools/leaks/state_reader.c,$(wildcard tools/leaks/*.c))
+
+$(FUZZ_DIR)/fuzz_trace_file: tests/fuzz/fuzz_trace_file.c $(FUZZ_LEAKS_SOURCES) $(FUZZ_INDEX_SOURCES) $(FUZZ_HEADERS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(DEP_CFLAGS) $(filter %.c,$^) -o $@ $(DEP_LIBS)
+
+$(FUZZ_DIR)/fuzz_dwarf_lines: tests/fuzz/fuzz_dwarf_lines.c src/symbolize/line_table.c src/base/array_grow.c $(FUZZ_HEADERS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(DEP_CFLAGS) $(filter %.c,$^) -o $@ $(DEP_LIBS)
 
 # Seeds: real inputs of each kind.
 fuzz-seeds: all $(BUILD)/tests/state_program $(BUILD)/tests/mtrace_program $(BUILD)/tests/fixture_lib.so
@@ -43,9 +58,24 @@ fuzz-seeds: all $(BUILD)/tests/state_program $(BUILD)/tests/mtrace_program $(BUI
 		$(BUILD)/tests/mtrace_program leaks > /dev/null
 	split -l 1 -d $(FUZZ_DIR)/trace $(FUZZ_DIR)/seeds/trace_line/line_
 	printf '@ ./prog:(main+0x1c)[0x4005f4] + 0x1234 0x10' > $(FUZZ_DIR)/seeds/trace_line/glibc
-	@mkdir -p $(FUZZ_DIR)/seeds/elf_index
+	@mkdir -p $(FUZZ_DIR)/seeds/trace_file
+	# libc would be indexed at every run: the small library stands in for it.
+	head -c 4096 $(FUZZ_DIR)/trace | sed 's|[^ ]*/libc\.so\.6:|$(CURDIR)/$(BUILD)/tests/fixture_lib.so:|g' \
+		> $(FUZZ_DIR)/seeds/trace_file/ours
+	printf '= Start\n@ ./prog:(main+0x1c)[0x4005f4] + 0x1234 0x10\n@ ./prog:[0x4005f4] < 0x1234\n@ ./prog:[0x4005f4] > 0x2000 0x20\n- 0x2000\n= End\n' \
+		> $(FUZZ_DIR)/seeds/trace_file/glibc
+	@mkdir -p $(FUZZ_DIR)/seeds/elf_index $(FUZZ_DIR)/seeds/dwarf_lines $(FUZZ_DIR)/forms
 	cp $(BUILD)/tests/fixture_lib.so $(FUZZ_DIR)/seeds/elf_index/fixture_lib.so
 	strip -o $(FUZZ_DIR)/seeds/elf_index/stripped.so $(BUILD)/tests/fixture_lib.so
+	$(CC) -O1 -g -gz=zlib -fPIC -shared tests/fixtures/fixture_lib.c -o $(FUZZ_DIR)/seeds/elf_index/compressed.so
+	objcopy --only-keep-debug $(BUILD)/tests/fixture_lib.so $(FUZZ_DIR)/forms/fixture_lib.debug
+	objcopy --strip-debug --add-gnu-debuglink=$(FUZZ_DIR)/forms/fixture_lib.debug \
+		$(BUILD)/tests/fixture_lib.so $(FUZZ_DIR)/seeds/elf_index/debuglink.so
+	python3 tests/fuzz/no_section_headers.py $(BUILD)/tests/fixture_lib.so $(FUZZ_DIR)/seeds/elf_index/no_sections.so
+	for form in "4:-gdwarf-4" "5:-gdwarf-5" "z:-gdwarf-5 -gz=zlib"; do \
+	  $(CC) -O1 -g $${form#*:} -c tests/fixtures/fixture_lib.c -o $(FUZZ_DIR)/forms/lines.o && \
+	  objcopy --only-keep-debug $(FUZZ_DIR)/forms/lines.o $(FUZZ_DIR)/seeds/dwarf_lines/dwarf$${form%%:*}.o || exit 1; \
+	done
 
 fuzz: fuzz-seeds $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -53,6 +83,7 @@ fuzz: fuzz-seeds $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 	  mkdir -p $(FUZZ_DIR)/corpus/$$t; \
 	  $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_DIR)/crash-$$t- $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/seeds/$$t \
+	    $$(ls -d tests/fuzz/regressions/$$t 2>/dev/null) \
 	    2>&1 | grep -E '^stat::number_of_executed_units|^stat::peak_rss|ERROR|SUMMARY' || true; \
 	  ! ls $(FUZZ_DIR)/crash-$$t-* >/dev/null 2>&1; \
 	done

@@ -35,7 +35,8 @@ static inline const uint32_t *stack_table_frames(const struct stack_table *table
                                                  uint32_t *depth)
 {
     *depth = table->stacks[id].depth;
-    return table->frame_ids + table->stacks[id].first;
+    /* No frame stored yet (every stack unknown): NULL, never NULL + 0. */
+    return *depth ? table->frame_ids + table->stacks[id].first : NULL;
 }
 
 #endif

@@ -12,6 +12,7 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/array_grow.h"
@@ -47,9 +48,12 @@ int symbolizer_init(struct symbolizer *symbolizer, const struct frame_table *fra
 
 void symbolizer_free(struct symbolizer *symbolizer)
 {
-    /* The module data stay mapped: the process ends after the report. */
-    for (size_t i = 0; i < symbolizer->module_count; i++)
-        free(symbolizer->modules[i].snapshot);
+    for (size_t i = 0; i < symbolizer->module_count; i++) {
+        struct index_snapshot *snapshot = symbolizer->modules[i].snapshot;
+        if (snapshot != NULL)
+            munmap((void *)snapshot->modules[0].data, snapshot->modules[0].data->mapped_bytes);
+        free(snapshot);
+    }
     free(symbolizer->modules);
     free(symbolizer->descriptions);
     free(symbolizer->described);
