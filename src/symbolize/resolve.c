@@ -7,6 +7,7 @@
  * DWARF through libdwfl, for every module. */
 #define _GNU_SOURCE
 #include "execinfo_ex.h"
+#include "debug_file.h"
 #include "index.h"
 #include "lookup.h"
 #include "../base/array_grow.h"
@@ -14,6 +15,8 @@
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,14 +189,27 @@ static struct backtrace_frame *pack(const struct pending *pending)
     return block;
 }
 
+/* libdwfl's search path, with the debug root the index uses
+ * (debug_file.h), so that both find the same separate debug files. Read
+ * at the first resolve. */
+static char debuginfo_text[4096];
+static char *debuginfo_pointer;
+static pthread_once_t debuginfo_once = PTHREAD_ONCE_INIT;
+
+static void debuginfo_set(void)
+{
+    int length = snprintf(debuginfo_text, sizeof debuginfo_text, ":.debug:%s", debug_file_root());
+    debuginfo_pointer = length > 0 && (size_t)length < sizeof debuginfo_text ? debuginfo_text : NULL;
+}
+
 static Dwfl *open_self(void)
 {
-    static char *debuginfo_path = NULL;
     static const Dwfl_Callbacks callbacks = {
         .find_elf = dwfl_linux_proc_find_elf,
         .find_debuginfo = dwfl_standard_find_debuginfo,
-        .debuginfo_path = &debuginfo_path,
+        .debuginfo_path = &debuginfo_pointer,
     };
+    pthread_once(&debuginfo_once, debuginfo_set);
     Dwfl *dwfl = dwfl_begin(&callbacks);
     if (dwfl == NULL)
         return NULL;
