@@ -3,7 +3,7 @@
 #   tests/unit/test_*.c           the public API, linked to the shared library
 #   tests/unit/internal_*.c       internal modules, linked to the static library
 #   tests/stress/test_*.c         threads and signals for a bounded time
-#   tests/tools/*.sh              symbol checks of the built objects
+#   tests/tools/*.sh, *.py        symbol and safety checks of the built objects
 #   tests/integration/run.sh      install, build programs as a user would, run
 
 TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Iinclude -Isrc -Itests $(DEP_CFLAGS) $(shell pkg-config --cflags libunwind)
@@ -80,6 +80,7 @@ test-checks: all
 	sh tests/tools/check_signal_safe.sh $(SAFE_OBJECTS)
 	sh tests/tools/check_exports.sh $(SHARED) src/exports.map pthread_create
 	sh tests/tools/check_exports.sh $(HOOKS_SHARED) src/hooks/exports.map $(HOOKS_REPLACED)
+	python3 tests/tools/check_safety.py src/exports.map src/hooks/exports.map
 
 test-integration: all
 	sh tests/integration/run.sh
