@@ -61,6 +61,7 @@ NORMAL_SOURCES := \
 	src/base/options.c \
 	src/symbolize/module_list.c \
 	src/symbolize/symbol_table.c \
+	src/symbolize/dynamic_symbols.c \
 	src/symbolize/debug_file.c \
 	src/symbolize/line_table.c \
 	src/symbolize/module_data.c \

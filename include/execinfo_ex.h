@@ -37,9 +37,11 @@ int backtrace(void **buffer, int size);
  * "[0xaddr]" where glibc prints them). Function names come from the full
  * symbol table, so static functions are named without -rdynamic. The
  * result is one malloc'd block: free() the array only. Returns NULL with
- * errno ENOMEM when memory runs out, and NULL for SIZE <= 0 or a NULL
- * BUFFER. Not AS-Safe (it mallocs). MT-Safe. Refreshes the index if
- * modules were loaded or unloaded. */
+ * errno ENOMEM when the block cannot be allocated, and NULL for SIZE <= 0
+ * or a NULL BUFFER. Not AS-Safe (it mallocs). MT-Safe. Refreshes the index
+ * if modules were loaded or unloaded; if memory runs out meanwhile, a
+ * module that could not be read is written path(+0xoffset), and the next
+ * call reads it again. */
 char **backtrace_symbols(void *const *buffer, int size);
 
 /* Write the same translation to FD, one line per address, in glibc's fd
@@ -164,9 +166,12 @@ void backtrace_uninstall_fatal_handler(void);
 
 /* Rebuild the symbol index now if modules were loaded or unloaded since it
  * was built (for example after dlopen, before a signal-safe call that
- * should name the new module). Returns 0, or a negative errno-style code
- * if the index could not be built (the old one stays). Not AS-Safe.
- * MT-Safe. */
+ * should name the new module). Returns 0, or a negative errno-style code:
+ * -ENOMEM when memory ran out (here, in libelf or in libdw); then the
+ * modules that could be read are named, the others are written
+ * path(+0xoffset) until the next refresh, backtrace_symbols or
+ * backtrace_resolve reads them again (or, if even the new index could not
+ * be made, the old one stays). Not AS-Safe. MT-Safe. */
 int backtrace_refresh_index(void);
 
 /* One frame of a resolved trace. An address whose code was inlined gives

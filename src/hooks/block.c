@@ -72,6 +72,9 @@ int block_read(const struct block_layout *layout, uintptr_t user, struct block_f
 {
     struct block_header header;
     memcpy(&header, block_header_of(layout, user), sizeof header);
+    /* What the header says was written before it (a freed block's fill):
+     * read after it. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (header.check != check_word(layout, user, &header))
         return 0;
     unsigned state = (unsigned)(header.size_and_state & 0xff);

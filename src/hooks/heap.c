@@ -17,7 +17,9 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 
 /* glibc's malloc_usable_size, which ours replaces: its musable() on the
  * chunk's size word (the 8 bytes before the pointer; bit 1 marks an mmapped
@@ -97,6 +99,25 @@ static void check_block(uintptr_t user, const struct block_facts *facts, stack_i
         report(HEAP_USE_AFTER_FREE, user + changed, user, facts, free_stack, found);
 }
 
+int heap_wait_for_scans(void)
+{
+    /* After the block's removal from the set (an atomic read-modify-write):
+     * a walk that may still read it was counted before that; a walk that
+     * begins after it no longer finds it. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (int i = 0; heap_scans_running() != 0; i++) {
+        if (i == 2000)
+            return 0; /* about 2 s: a walk left by a longjmp, or a crash report */
+        if (i < 100) {
+            sched_yield();
+        } else {
+            struct timespec pause = { 0, 1000 * 1000 };
+            nanosleep(&pause, NULL);
+        }
+    }
+    return 1;
+}
+
 /* Out of the quarantine: last checks, then back to glibc. */
 static void evict(const struct quarantined *block, void *context)
 {
@@ -105,7 +126,9 @@ static void evict(const struct quarantined *block, void *context)
     if (block_read(&heap.layout, block->user, &facts)) {
         check_block(block->user, &facts, block->free_stack, "at quarantine eviction");
         block_set_remove(block->user);
-        __libc_free((void *)block_real(&heap.layout, block->user, facts.alignment));
+        /* Kept from glibc (leaked) if a walk that may read it never ends. */
+        if (heap_wait_for_scans())
+            __libc_free((void *)block_real(&heap.layout, block->user, facts.alignment));
     } else {
         /* The header was overwritten while the block sat freed: keep it out
          * of glibc, whose free would trust what is there now. */
@@ -162,6 +185,11 @@ static void release_recorded(uintptr_t user, int with_stack)
         report(HEAP_DOUBLE_FREE, user, user, &facts, earlier.free_stack, "at free");
         return;
     }
+    /* Filled before it is marked freed: a check that runs meanwhile on
+     * another thread (backtrace_heap_check, the crash report's heap
+     * section) must never see a freed block without its fill, which it
+     * would report as a use after free (found by make stress). */
+    block_fill(user, facts.size, heap.options.fill_max, heap.options.free_fill);
     if (!block_claim_free(&heap.layout, user)) {
         /* Another thread freed it between our read and now. */
         report(HEAP_DOUBLE_FREE, user, user, &facts, 0, "at free");
@@ -171,7 +199,6 @@ static void release_recorded(uintptr_t user, int with_stack)
         state_forget(user); /* an address a restored record had is reused */
     check_block(user, &facts, 0, "at free");
     struct quarantined block = { user, facts.size, with_stack ? heap_capture(HEAP_CAPTURE_FREE) : 0 };
-    block_fill(user, facts.size, heap.options.fill_max, heap.options.free_fill);
     quarantine_push(&block, evict, NULL);
 }
 

@@ -68,6 +68,20 @@ void heap_release(void *pointer);
 void *heap_reallocate(void *pointer, size_t size);
 size_t heap_usable_size(void *pointer);
 
+/* The unlocked walks over the blocks (backtrace_heap_describe,
+ * backtrace_heap_check, the crash report's heap section) say they are
+ * running, so that an evicted block is not handed back to the C library
+ * meanwhile: glibc could unmap it under the walk (a fault in the crash
+ * handler) or reuse it (a block reported damaged that never was). Found
+ * by make stress. Begin and end: signal-safe (atomics); waiting: normal
+ * world, at eviction, as long as a walk takes (milliseconds for a large
+ * heap), bounded. */
+void heap_scan_begin(void);
+void heap_scan_end(void);
+int heap_scans_running(void);
+void heap_scans_forget(void);        /* in a fork child: those walks are gone */
+int heap_wait_for_scans(void);       /* 1 when none runs; 0 after about 2 s */
+
 /* The heap's part of a crash report: the fatal handler's crash callback
  * (set by heap_state.c; a program that sets its own replaces it).
  * Signal-safe. */

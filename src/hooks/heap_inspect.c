@@ -20,6 +20,28 @@
 
 #define NEAR_BYTES 4096           /* how far outside a block still names it */
 
+static _Atomic int scans;         /* walks running now, in any thread */
+
+void heap_scan_begin(void)
+{
+    __atomic_fetch_add(&scans, 1, __ATOMIC_SEQ_CST);
+}
+
+void heap_scan_end(void)
+{
+    __atomic_fetch_sub(&scans, 1, __ATOMIC_SEQ_CST);
+}
+
+int heap_scans_running(void)
+{
+    return __atomic_load_n(&scans, __ATOMIC_SEQ_CST);
+}
+
+void heap_scans_forget(void)
+{
+    __atomic_store_n(&scans, 0, __ATOMIC_SEQ_CST);
+}
+
 struct nearest {
     uintptr_t address;
     uintptr_t block;
@@ -102,13 +124,17 @@ int backtrace_heap_describe(const void *address, int fd)
     if (!heap.recording)
         return -1;
     struct nearest near = { .address = (uintptr_t)address };
+    heap_scan_begin();
     find_nearest(&near);
-    if (near.block == 0)
+    if (near.block == 0) {
+        heap_scan_end();
         return 0;
+    }
     char buffer[512];
     struct text_out out;
     text_out_init_fd(&out, fd, buffer, sizeof buffer);
     describe_block(&out, fd, &near);
+    heap_scan_end();
     return 1;
 }
 
@@ -193,7 +219,9 @@ int backtrace_heap_check(int fd)
     struct text_out out;
     text_out_init_fd(&out, fd, buffer, sizeof buffer);
     struct guard_check check = { &out, fd, 0, 0 };
+    heap_scan_begin();
     block_set_each(check_guards, &check);
+    heap_scan_end();
     text_out_flush(&out);
     return check.damaged;
 }
@@ -215,6 +243,7 @@ static void json_crash_members(int fd, int signo, const void *siginfo)
     text_out_init_fd(&out, fd, buffer, sizeof buffer);
     json_key(&out, "heap_fault_block", 0);
     struct nearest near = { 0 };
+    heap_scan_begin();
     if (fault_address(signo, siginfo, &near.address))
         find_nearest(&near);
     if (near.block != 0)
@@ -226,6 +255,7 @@ static void json_crash_members(int fd, int signo, const void *siginfo)
     text_out_char(&out, '[');
     struct guard_check check = { &out, fd, 0, 1 };
     block_set_each(check_guards, &check);
+    heap_scan_end();
     text_out_char(&out, ']');
     text_out_flush(&out);
 }

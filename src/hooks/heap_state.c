@@ -41,6 +41,7 @@ static void after_fork_in_child(void)
     quarantine_unlock();
     mtrace_after_fork();
     heap_forget_thread_id(); /* the child's thread has a new id */
+    heap_scans_forget();     /* the threads that were walking the heap are not here */
 }
 
 static uint32_t make_secret(void)

@@ -107,7 +107,9 @@ static struct recorded *collect(size_t *count)
     struct collection collection = { __libc_malloc(upper * sizeof(struct recorded)), 0, upper };
     if (collection.blocks == NULL)
         return NULL;
+    heap_scan_begin(); /* the headers read stay ours meanwhile (heap.h) */
     block_set_each(collect_live, &collection);
+    heap_scan_end();
     collect_restored(&collection);
     qsort(collection.blocks, collection.count, sizeof *collection.blocks, by_stack);
     *count = collection.count;

@@ -21,23 +21,45 @@ const char *debug_file_root(void)
     return root && root[0] ? root : "/usr/lib/debug";
 }
 
+static unsigned copy_build_id(const Elf_Data *data, unsigned char *id, size_t capacity)
+{
+    unsigned char found[MODULE_BUILD_ID_MAX];
+    if (data == NULL || data->d_buf == NULL)
+        return 0;
+    unsigned length = build_id_from_notes(data->d_buf, data->d_size, found);
+    if (length == 0 || length > capacity)
+        return 0;
+    memcpy(id, found, length);
+    return length;
+}
+
+/* From the note sections, or, in a file without section headers, from
+ * the PT_NOTE segments (where the loaded module's id was read). */
 unsigned elf_file_build_id(Elf *elf, unsigned char *id, size_t capacity)
 {
     Elf_Scn *section = NULL;
+    size_t headers;
+    unsigned length;
 
     while ((section = elf_nextscn(elf, section)) != NULL) {
         GElf_Shdr header;
         if (gelf_getshdr(section, &header) == NULL || header.sh_type != SHT_NOTE)
             continue;
-        Elf_Data *data = elf_getdata(section, NULL);
-        if (data == NULL || data->d_buf == NULL)
-            continue;
-        unsigned char found[MODULE_BUILD_ID_MAX];
-        unsigned length = build_id_from_notes(data->d_buf, data->d_size, found);
-        if (length > 0 && length <= capacity) {
-            memcpy(id, found, length);
+        if ((length = copy_build_id(elf_getdata(section, NULL), id, capacity)) > 0)
             return length;
-        }
+    }
+    if (elf_getshdrnum(elf, &headers) == 0 && headers > 0)
+        return 0;
+    if (elf_getphdrnum(elf, &headers) != 0)
+        return 0;
+    for (size_t i = 0; i < headers; i++) {
+        GElf_Phdr header;
+        if (gelf_getphdr(elf, (int)i, &header) == NULL || header.p_type != PT_NOTE)
+            continue;
+        Elf_Data *data = elf_getdata_rawchunk(elf, (int64_t)header.p_offset, header.p_filesz,
+                                              ELF_T_BYTE);
+        if ((length = copy_build_id(data, id, capacity)) > 0)
+            return length;
     }
     return 0;
 }
@@ -62,6 +84,7 @@ static Elf *open_candidate(const char *path, const unsigned char *build_id,
     int fd = elf_file_open(path);
     if (fd < 0)
         return NULL;
+    errno = 0;
     Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
     if (elf != NULL && elf_kind(elf) == ELF_K_ELF) {
         unsigned char id[MODULE_BUILD_ID_MAX];
@@ -137,7 +160,7 @@ static Elf *open_by_debuglink(Elf *elf, const char *module_path,
         if (n <= 0 || (size_t)n >= sizeof candidate || strcmp(candidate, module_path) == 0)
             continue;
         Elf *found = open_candidate(candidate, id, length, fd);
-        if (found != NULL)
+        if (found != NULL || errno == ENOMEM)
             return found;
     }
     int n = snprintf(candidate, sizeof candidate, "%s%s/%s", debug_file_root(), real, link);
@@ -150,7 +173,7 @@ Elf *debug_file_open(Elf *elf, const char *path, const unsigned char *build_id,
                      unsigned build_id_length, int *fd)
 {
     Elf *found = open_by_build_id(build_id, build_id_length, fd);
-    if (found == NULL)
+    if (found == NULL && errno != ENOMEM) /* out of memory: no other candidate */
         found = open_by_debuglink(elf, path, build_id, build_id_length, fd);
     return found;
 }

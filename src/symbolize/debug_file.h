@@ -9,7 +9,8 @@
  * first /usr/lib/debug/.build-id/xx/yyyy.debug, then .gnu_debuglink in
  * the module's directory, its .debug/ and /usr/lib/debug/<dir>/. A file
  * whose build-id differs from BUILD_ID is not taken. Returns an Elf opened
- * with ELF_C_READ and its fd in *FD, or NULL. Normal world. */
+ * with ELF_C_READ and its fd in *FD, or NULL (with errno ENOMEM when
+ * memory ran out: no later candidate is tried). Normal world. */
 Elf *debug_file_open(Elf *elf, const char *path, const unsigned char *build_id,
                      unsigned build_id_length, int *fd);
 

@@ -39,6 +39,7 @@ static struct options active_options;
 static int options_ready;
 static unsigned long long built_adds, built_subs;
 static int built_once;
+static int retry_pending;      /* a module ran out of memory: read it again */
 static struct cached_data *cache;
 static size_t cache_count, cache_capacity;
 static size_t line_bytes_used;
@@ -88,8 +89,9 @@ static int wants_lines(const struct module_info *module)
 }
 
 /* The data of MODULE, from the cache or freshly built. NULL is a valid
- * answer (unreadable file), and is cached too. */
-static const struct module_data *data_for(const struct module_info *module)
+ * answer (unreadable file), and is cached too; but not when memory ran
+ * out (*OUT_OF_MEMORY set then): the next build tries again. */
+static const struct module_data *data_for(const struct module_info *module, int *out_of_memory)
 {
     struct stat file;
     int with_lines = wants_lines(module);
@@ -104,12 +106,26 @@ static const struct module_data *data_for(const struct module_info *module)
     if (with_lines && line_bytes_used < active_options.line_memory)
         budget = active_options.line_memory - line_bytes_used;
     const struct module_data *data = module_data_build(module, budget, &line_bytes);
+    if (data == NULL && errno == ENOMEM) {
+        *out_of_memory = 1;
+        return NULL;
+    }
+    if (remember(module, &file, with_lines, data) < 0) {
+        if (data != NULL) /* no one else has it: built again next time */
+            munmap((void *)data, data->mapped_bytes);
+        *out_of_memory = 1;
+        return NULL;
+    }
     line_bytes_used += line_bytes;
-    remember(module, &file, with_lines, data);
     return data;
 }
 
-static struct index_snapshot *snapshot_build(const struct module_list *list)
+/* Build the snapshot of LIST. A module whose data ran out of memory is in
+ * it without data (shown as path(+0xoffset)) and *INCOMPLETE is set: the
+ * other modules keep their names, and the next refresh reads that one
+ * again. (An errno left at ENOMEM by a malloc that succeeded all the same
+ * then costs one module's names until a rebuild succeeds, not the index.) */
+static struct index_snapshot *snapshot_build(const struct module_list *list, int *incomplete)
 {
     size_t bytes = sizeof(struct index_snapshot) + list->count * sizeof(struct index_module);
     for (size_t i = 0; i < list->count; i++)
@@ -121,7 +137,9 @@ static struct index_snapshot *snapshot_build(const struct module_list *list)
     char *strings = (char *)(snapshot->modules + list->count);
     snapshot->count = list->count;
     snapshot->mapped_bytes = bytes;
+    *incomplete = 0;
     for (size_t i = 0; i < list->count; i++) {
+        int out_of_memory = 0;
         const struct module_info *module = &list->modules[i];
         struct index_module *out = &snapshot->modules[i];
         size_t length = strlen(module->display_path) + 1;
@@ -131,9 +149,10 @@ static struct index_snapshot *snapshot_build(const struct module_list *list)
         out->bias = module->bias;
         out->start = module->start;
         out->end = module->end;
-        out->data = data_for(module);
+        out->data = data_for(module, &out_of_memory);
         memcpy(out->build_id, module->build_id, sizeof out->build_id);
         out->build_id_length = module->build_id_length;
+        *incomplete |= out_of_memory;
     }
     mprotect(map, bytes, PROT_READ);
     return snapshot;
@@ -141,13 +160,15 @@ static struct index_snapshot *snapshot_build(const struct module_list *list)
 
 static void retire(struct index_snapshot *old)
 {
-    if (old != NULL && array_grow(&retired, &retired_capacity, retired_count, sizeof *retired, 8) < 0)
-        return; /* leak the old snapshot rather than unmap it under a reader */
-    if (old != NULL)
+    int listed = old != NULL &&
+                 array_grow(&retired, &retired_capacity, retired_count, sizeof *retired, 8) == 0;
+    if (listed)
         retired[retired_count++] = old;
     /* A reader that arrives after this check loads the new pointer. */
     if (index_readers_active())
-        return;
+        return; /* an unlisted old snapshot is leaked rather than unmapped under a reader */
+    if (old != NULL && !listed)
+        munmap(old, old->mapped_bytes);
     for (size_t i = 0; i < retired_count; i++)
         munmap(retired[i], retired[i]->mapped_bytes);
     retired_count = 0;
@@ -170,11 +191,13 @@ static int rebuild_locked(void)
     int result = module_list_read(&list);
     if (result < 0)
         return result;
-    struct index_snapshot *snapshot = snapshot_build(&list);
+    int incomplete;
+    struct index_snapshot *snapshot = snapshot_build(&list, &incomplete);
     if (snapshot == NULL) {
         module_list_free(&list);
         return -ENOMEM;
     }
+    retry_pending = incomplete;
     /* An unloaded module's pcs may now hold other code. */
     if (built_once && list.subs != built_subs)
         rule_cache_invalidate();
@@ -183,7 +206,7 @@ static int rebuild_locked(void)
     built_once = 1;
     module_list_free(&list);
     retire(index_publish(snapshot));
-    return 0;
+    return incomplete ? -ENOMEM : 0;
 }
 
 int index_refresh(int force)
@@ -194,7 +217,7 @@ int index_refresh(int force)
     pthread_mutex_lock(&build_lock);
     load_options();
     module_list_counters(&adds, &subs);
-    if (force || !built_once || adds != built_adds || subs != built_subs) {
+    if (force || !built_once || retry_pending || adds != built_adds || subs != built_subs) {
         result = rebuild_locked();
         /* libelf and libdw freed a few hundred KiB of scratch: give it back
          * rather than leave it resident in every process we are loaded in. */
@@ -237,10 +260,28 @@ int backtrace_refresh_index(void)
 /* Referenced from index_reader.c so that static links keep this file. */
 const char index_builder_anchor = 0;
 
+/* fork while another thread rebuilds: the child would find build_lock
+ * held by a thread it does not have, and its first backtrace_symbols would
+ * wait forever (found by make stress). The fork waits for the rebuild. */
+static void lock_for_fork(void)
+{
+    pthread_mutex_lock(&build_lock);
+}
+
+static void unlock_after_fork(void)
+{
+    pthread_mutex_unlock(&build_lock);
+}
+
 __attribute__((constructor))
 static void index_at_load(void)
 {
     /* The main thread's first backtrace then reads no /proc/self/maps. */
     stack_walk_remember_this_stack();
     index_refresh(1);
+    /* Registered after the build, whose allocations start the hook layer
+     * (which registers its own): prepare handlers run last registered
+     * first, so build_lock is taken before the hook layer's locks, which a
+     * rebuild's own malloc and free may need. */
+    pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
 }

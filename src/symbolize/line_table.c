@@ -5,6 +5,7 @@
 
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,16 @@ static int read_unit(Dwarf_Die *unit, struct file_interner *interner, size_t bud
     return 0;
 }
 
+/* libdw's own out-of-memory handler prints "libdw: Cannot allocate
+ * memory" and exits the process (elfutils __libdw_oom): ours leaves the
+ * read instead, which then fails with -ENOMEM. */
+static __thread jmp_buf *oom_escape;
+
+__attribute__((noreturn)) static void leave_on_oom(void)
+{
+    longjmp(*oom_escape, 1);
+}
+
 long line_table_read(Elf *elf, size_t budget, struct line_vector *out)
 {
     struct file_interner interner = { out, NULL, 0 };
@@ -119,10 +130,17 @@ long line_table_read(Elf *elf, size_t budget, struct line_vector *out)
     Dwarf_Off offset = 0, next;
     size_t header_size;
     size_t before = out->count;
-    int result = 0;
+    volatile int result = 0;
+    jmp_buf escape, *volatile outer = oom_escape;
 
     if (dwarf == NULL)
         return 0;
+    if (setjmp(escape) != 0) {
+        result = -ENOMEM;
+        goto done;
+    }
+    oom_escape = &escape;
+    dwarf_new_oom_handler(dwarf, leave_on_oom);
     while (result == 0 &&
            dwarf_nextcu(dwarf, offset, &next, &header_size, NULL, NULL, NULL) == 0) {
         Dwarf_Die unit;
@@ -130,6 +148,8 @@ long line_table_read(Elf *elf, size_t budget, struct line_vector *out)
             result = read_unit(&unit, &interner, budget);
         offset = next;
     }
+done:
+    oom_escape = outer;
     free(interner.slots);
     dwarf_end(dwarf);
     return result < 0 ? result : (long)(out->count - before);

@@ -3,7 +3,12 @@
  * World: normal (libelf, libdw, malloc, open, mmap).
  *
  * Files are read with ELF_C_READ (pread), never mapped: a file truncated
- * or rewritten while we read it gives errors, not SIGBUS. */
+ * or rewritten while we read it gives errors, not SIGBUS.
+ *
+ * libelf and libdw answer an allocation that failed as "no such data";
+ * the failed malloc leaves errno ENOMEM, which is checked after each step
+ * (errno cleared where a missing debug file sets it), so that running out
+ * of memory is an error, not an index with a module's symbols missing. */
 #define _GNU_SOURCE
 #include "module_data.h"
 #include "debug_file.h"
@@ -44,13 +49,19 @@ static int open_module(const struct module_info *module, struct opened_elf *out)
             return -1;
         out->elf = elf_begin(out->fd, ELF_C_READ, NULL);
     }
-    if (out->elf == NULL || elf_kind(out->elf) != ELF_K_ELF)
+    if (out->elf == NULL && errno == ENOMEM)
         goto refuse;
+    if (out->elf == NULL || elf_kind(out->elf) != ELF_K_ELF) {
+        errno = ENOEXEC;
+        goto refuse;
+    }
     if (module->build_id_length > 0) {
         unsigned char id[MODULE_BUILD_ID_MAX];
         unsigned length = elf_file_build_id(out->elf, id, sizeof id);
-        if (length != module->build_id_length || memcmp(id, module->build_id, length) != 0)
-            goto refuse; /* replaced on disk since it was loaded */
+        if (length != module->build_id_length || memcmp(id, module->build_id, length) != 0) {
+            errno = errno == ENOMEM ? ENOMEM : ESTALE; /* replaced on disk since it was loaded */
+            goto refuse;
+        }
     }
     return 0;
 refuse:
@@ -140,15 +151,22 @@ static const struct module_data *pack(const struct gathered *g)
 static int gather_symbols(const struct module_info *module, struct opened_elf *file,
                           struct opened_elf *debug, struct gathered *g)
 {
-    if (symbol_table_read(file->elf, SHT_DYNSYM, &g->symbols) < 0)
+    int has_dynsym = symbol_table_read(file->elf, SHT_DYNSYM, &g->symbols);
+    if (has_dynsym == 0)   /* no section headers, perhaps: as ld.so finds it */
+        has_dynsym = dynamic_symbols_read(file->elf, &g->symbols);
+    if (has_dynsym < 0)
         return -1;
     int has_symtab = symbol_table_read(file->elf, SHT_SYMTAB, &g->symbols);
-    if (has_symtab < 0)
+    if (has_symtab < 0 || errno == ENOMEM)
         return -1;
     if (has_symtab == 0 && module->memory_image == NULL) {
         debug->elf = debug_file_open(file->elf, module->file_path, module->build_id,
                                      module->build_id_length, &debug->fd);
-        if (debug->elf != NULL && symbol_table_read(debug->elf, SHT_SYMTAB, &g->symbols) < 0)
+        if (debug->elf == NULL && errno == ENOMEM)
+            return -1;
+        errno = 0; /* the candidates that are not there */
+        if (debug->elf != NULL &&
+            (symbol_table_read(debug->elf, SHT_SYMTAB, &g->symbols) < 0 || errno == ENOMEM))
             return -1;
     }
     symbol_table_finish(&g->symbols);
@@ -158,15 +176,20 @@ static int gather_symbols(const struct module_info *module, struct opened_elf *f
 static int gather_lines(const struct module_info *module, struct opened_elf *file,
                         struct opened_elf *debug, size_t budget, struct gathered *g)
 {
+    errno = 0;
     long rows = line_table_read(file->elf, budget, &g->lines);
-    if (rows == 0 && module->memory_image == NULL) {
-        if (debug->elf == NULL)
+    if (rows == 0 && module->memory_image == NULL && errno != ENOMEM) {
+        if (debug->elf == NULL) {
             debug->elf = debug_file_open(file->elf, module->file_path, module->build_id,
                                          module->build_id_length, &debug->fd);
+            if (debug->elf == NULL && errno == ENOMEM)
+                return -1;
+            errno = 0;
+        }
         if (debug->elf != NULL)
             rows = line_table_read(debug->elf, budget, &g->lines);
     }
-    if (rows == -ENOMEM)
+    if (rows == -ENOMEM || errno == ENOMEM)
         return -1;
     g->lines_truncated = rows == -E2BIG;
     line_table_finish(&g->lines);
@@ -182,16 +205,20 @@ const struct module_data *module_data_build(const struct module_info *module,
 
     *line_bytes = 0;
     memset(&g, 0, sizeof g);
+    errno = 0;
     if (open_module(module, &file) < 0)
-        return NULL;
+        return NULL; /* errno ENOMEM, or why the file is not used */
+    int out_of_memory = 1;
     if (gather_symbols(module, &file, &debug, &g) == 0 &&
         (line_budget == 0 || gather_lines(module, &file, &debug, line_budget, &g) == 0)) {
         data = pack(&g);
-        *line_bytes = line_table_packed_size(&g.lines);
+        *line_bytes = data != NULL ? line_table_packed_size(&g.lines) : 0;
+        out_of_memory = data == NULL;
     }
     symbol_vector_free(&g.symbols);
     line_vector_free(&g.lines);
     opened_close(&debug);
     opened_close(&file);
+    errno = out_of_memory ? ENOMEM : 0;
     return data;
 }

@@ -28,6 +28,14 @@ static int is_useful(const GElf_Sym *symbol, const char *name)
     return name != NULL && name[0] != '\0' && name[0] != '$';
 }
 
+int symbol_vector_add(struct symbol_vector *out, const GElf_Sym *symbol, const char *name,
+                      uint32_t rank)
+{
+    if (!is_useful(symbol, name))
+        return 0;
+    return push(out, (struct symbol_entry){ symbol->st_value, symbol->st_size, name, rank });
+}
+
 static int read_section(Elf *elf, Elf_Scn *section, const GElf_Shdr *header,
                         uint32_t rank_base, struct symbol_vector *out)
 {
@@ -40,11 +48,7 @@ static int read_section(Elf *elf, Elf_Scn *section, const GElf_Shdr *header,
         if (gelf_getsym(data, (int)i, &symbol) == NULL)
             continue;
         const char *name = elf_strptr(elf, header->sh_link, symbol.st_name);
-        if (!is_useful(&symbol, name))
-            continue;
-        struct symbol_entry entry = { symbol.st_value, symbol.st_size, name,
-                                      rank_base + (uint32_t)i };
-        if (push(out, entry) < 0)
+        if (symbol_vector_add(out, &symbol, name, rank_base + (uint32_t)i) < 0)
             return -ENOMEM;
     }
     return 0;

@@ -24,6 +24,17 @@ struct symbol_vector {
  * table exists, 0 if not, -ENOMEM. Normal world. */
 int symbol_table_read(Elf *elf, unsigned table_type, struct symbol_vector *out);
 
+/* The same from the dynamic section, for a file without section headers
+ * (src/symbolize/dynamic_symbols.c). Returns 1 if the table was found, 0
+ * if not, -ENOMEM. Normal world. */
+int dynamic_symbols_read(Elf *elf, struct symbol_vector *out);
+
+/* Append SYMBOL, named NAME, with RANK, if it names code or data (not an
+ * undefined, absolute, TLS, section or file symbol, nor an ARM mapping
+ * symbol). Returns 0 or -ENOMEM. */
+int symbol_vector_add(struct symbol_vector *out, const GElf_Sym *symbol, const char *name,
+                      uint32_t rank);
+
 /* Sort by address and keep one symbol per address. Normal world. */
 void symbol_table_finish(struct symbol_vector *symbols);
 

@@ -221,7 +221,10 @@ static int write_report(const struct options *options, const struct heap_snapsho
 static int is_state_file(const char *input)
 {
     char head[8];
+    errno = 0;
     FILE *file = strcmp(input, "-") == 0 ? NULL : fopen(input, "re");
+    if (file == NULL && errno == ENOMEM)
+        fail_memory(); /* not "not a blob": a blob would be read as a trace */
     if (file == NULL)
         return 0;
     size_t got = fread(head, 1, sizeof head, file);

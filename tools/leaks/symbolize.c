@@ -85,13 +85,19 @@ static struct index_snapshot *snapshot_of_file(const char *path)
     memset(&module, 0, sizeof module);
     module.file_path = module.display_path = (char *)path;
     module.end = UINTPTR_MAX;
+    errno = 0;
     module.build_id_length = file_build_id(path, module.build_id);
+    if (errno == ENOMEM)
+        return NULL;
     const struct module_data *data = module_data_build(&module, SYMBOLIZE_LINE_BUDGET, &line_bytes);
     if (data == NULL)
-        return NULL;
+        return NULL; /* errno ENOMEM: out of memory, not an unreadable file */
     struct index_snapshot *snapshot = calloc(1, sizeof *snapshot + sizeof snapshot->modules[0]);
-    if (snapshot == NULL)
+    if (snapshot == NULL) {
+        munmap((void *)data, data->mapped_bytes);
+        errno = ENOMEM;
         return NULL;
+    }
     snapshot->count = 1;
     snapshot->modules[0] = (struct index_module){ .bias = 0, .start = 0, .end = UINTPTR_MAX,
                                                   .path = path, .data = data };
@@ -124,9 +130,13 @@ static int module_snapshot(struct symbolizer *symbolizer, const char *path,
     if (array_grow(&symbolizer->modules, &symbolizer->module_capacity, symbolizer->module_count,
                    sizeof *symbolizer->modules, 16) < 0)
         return -ENOMEM;
-    struct symbolizer_module *module = &symbolizer->modules[symbolizer->module_count++];
+    struct symbolizer_module *module = &symbolizer->modules[symbolizer->module_count];
     module->path = path;
+    errno = 0;
     module->snapshot = snapshot_of_file(path);
+    if (module->snapshot == NULL && errno == ENOMEM)
+        return -ENOMEM; /* not "unreadable": the report would lose its names */
+    symbolizer->module_count++;
     *snapshot = module->snapshot;
     return id_index_fill(&symbolizer->module_index, slot, hash,
                          (uint32_t)(symbolizer->module_count - 1));
