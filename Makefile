@@ -1,6 +1,7 @@
 # execinfo_ex: see README.md. Targets: all (default), demo, test, bench,
 # install, uninstall, clean; and, for docs/RELIABILITY.md, fuzz,
-# test-faults, stress, test-asan, test-valgrind. Variables: PREFIX, DESTDIR, LIBDIR, CC, CFLAGS.
+# test-faults, stress, test-asan, test-valgrind.
+# Variables: PREFIX, DESTDIR, LIBDIR, CC, CFLAGS.
 
 VERSION    := 0.1.0
 SOVERSION  := 0
