@@ -1,6 +1,11 @@
 /* fd_write.c: the one place where bytes leave the library.
  * World: signal-safe (write, pthread_sigmask, sigtimedwait: raw syscalls).
  *
+ * write and sigtimedwait go through syscall(), not libc's wrappers, which
+ * are cancellation points: a thread cancelled in the middle of a heap walk
+ * or a trace would never finish it (the heap layer counts running walks),
+ * and a handler must not act on a cancel at all.
+ *
  * SIGPIPE is blocked around the write so that a reader that went away costs
  * an error code, not the process; a SIGPIPE we caused is consumed before the
  * mask is restored, one that was pending before is left alone. */
@@ -10,12 +15,13 @@
 #include <errno.h>
 #include <signal.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int write_loop(int fd, const char *data, size_t length)
 {
     while (length > 0) {
-        ssize_t written = write(fd, data, length);
+        ssize_t written = syscall(SYS_write, fd, data, length);
         if (written < 0) {
             if (errno == EINTR)
                 continue;
@@ -36,7 +42,8 @@ static void consume_our_sigpipe(void)
 
     sigemptyset(&pipe_only);
     sigaddset(&pipe_only, SIGPIPE);
-    while (sigtimedwait(&pipe_only, NULL, &no_wait) < 0 && errno == EINTR) {
+    while (syscall(SYS_rt_sigtimedwait, &pipe_only, NULL, &no_wait, (size_t)(_NSIG / 8)) < 0 &&
+           errno == EINTR) {
     }
 }
 

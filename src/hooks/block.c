@@ -31,10 +31,13 @@ static unsigned log2_of(size_t power_of_two)
     return (unsigned)__builtin_ctzll((unsigned long long)power_of_two);
 }
 
+/* Of everything but the state byte, which changes by atomic steps alone:
+ * a walk never sees a state and a check word of different moments. */
 static uint32_t check_word(const struct block_layout *layout, uintptr_t user,
                            const struct block_header *header)
 {
-    uint64_t h = header->size_and_state ^ ((uint64_t)header->alloc_stack << 32) ^ user;
+    uint64_t h = (header->size_and_state & ~(uint64_t)0xff) ^ ((uint64_t)header->alloc_stack << 32) ^
+                 user;
     h ^= layout->secret;
     h *= 0xff51afd7ed558ccdu;
     h ^= h >> 33;
@@ -60,12 +63,18 @@ int block_claim_free(const struct block_layout *layout, uintptr_t user)
     uint64_t live = __atomic_load_n(&header->size_and_state, __ATOMIC_ACQUIRE);
     if ((live & 0xff) != BLOCK_LIVE)
         return 0;
-    uint64_t freed = (live & ~(uint64_t)0xff) | BLOCK_FREED;
-    if (!__atomic_compare_exchange_n(&header->size_and_state, &live, freed, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
-        return 0;
-    header->check = check_word(layout, user, header);
-    return 1;
+    uint64_t freeing = (live & ~(uint64_t)0xff) | BLOCK_FREEING;
+    return __atomic_compare_exchange_n(&header->size_and_state, &live, freeing, 0,
+                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+void block_finish_free(const struct block_layout *layout, uintptr_t user)
+{
+    struct block_header *header = block_header_of(layout, user);
+    uint64_t freeing = __atomic_load_n(&header->size_and_state, __ATOMIC_RELAXED);
+    /* Release: the fill is visible to whoever sees FREED. */
+    __atomic_store_n(&header->size_and_state, (freeing & ~(uint64_t)0xff) | BLOCK_FREED,
+                     __ATOMIC_RELEASE);
 }
 
 int block_read(const struct block_layout *layout, uintptr_t user, struct block_facts *facts)
@@ -79,7 +88,7 @@ int block_read(const struct block_layout *layout, uintptr_t user, struct block_f
         return 0;
     unsigned state = (unsigned)(header.size_and_state & 0xff);
     unsigned alignment_log2 = (unsigned)(header.size_and_state >> 8 & 0xff);
-    if ((state != BLOCK_LIVE && state != BLOCK_FREED) || alignment_log2 < 4 || alignment_log2 > 40)
+    if (state < BLOCK_LIVE || state > BLOCK_FREEING || alignment_log2 < 4 || alignment_log2 > 40)
         return 0;
     facts->size = (size_t)(header.size_and_state >> 16);
     facts->alignment = (size_t)1 << alignment_log2;

@@ -17,7 +17,9 @@
 
 #include "stack_depot.h"
 
-enum block_state { BLOCK_LIVE = 1, BLOCK_FREED = 2 };
+/* FREEING: claimed by one free, whose fill is not written yet; FREED once
+ * it is (a walk must not check the fill of a block before that). */
+enum block_state { BLOCK_LIVE = 1, BLOCK_FREED = 2, BLOCK_FREEING = 3 };
 
 struct block_header {
     uint64_t size_and_state;   /* size << 16 | alignment log2 << 8 | state */
@@ -57,9 +59,11 @@ static inline struct block_header *block_header_of(const struct block_layout *la
 void block_prepare(const struct block_layout *layout, uintptr_t user, size_t size,
                    size_t alignment, stack_id alloc_stack, size_t usable);
 
-/* Move a LIVE block to FREED atomically: 1 for the one caller that did,
- * 0 if another thread freed it first (a racing double free). */
+/* Move a LIVE block to FREEING atomically: 1 for the one caller that did,
+ * 0 if another thread freed it first (a racing double free). That caller
+ * then writes the fill and calls block_finish_free (FREEING -> FREED). */
 int block_claim_free(const struct block_layout *layout, uintptr_t user);
+void block_finish_free(const struct block_layout *layout, uintptr_t user);
 
 /* What a header says, if its check word holds. Signal-safe. */
 struct block_facts {

@@ -101,13 +101,25 @@ static void check_block(uintptr_t user, const struct block_facts *facts, stack_i
 
 int heap_wait_for_scans(void)
 {
+    static _Atomic int stuck; /* a wait timed out: do not wait again */
     /* After the block's removal from the set (an atomic read-modify-write):
      * a walk that may still read it was counted before that; a walk that
      * begins after it no longer finds it. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (heap_scans_running() == 0) {
+        __atomic_store_n(&stuck, 0, __ATOMIC_RELAXED);
+        return 1;
+    }
+    if (__atomic_load_n(&stuck, __ATOMIC_RELAXED))
+        return 0;
     for (int i = 0; heap_scans_running() != 0; i++) {
-        if (i == 2000)
-            return 0; /* about 2 s: a walk left by a longjmp, or a crash report */
+        if (i == 2000) {
+            /* About 2 s: a walk that never ends (a longjmp out of a
+             * describe) or writes to a pipe nobody reads. Until none runs,
+             * evicted blocks are kept (leaked) without waiting. */
+            __atomic_store_n(&stuck, 1, __ATOMIC_RELAXED);
+            return 0;
+        }
         if (i < 100) {
             sched_yield();
         } else {
@@ -179,22 +191,25 @@ static void release_recorded(uintptr_t user, int with_stack)
         report(HEAP_DAMAGED_HEADER, user, user, NULL, 0, "at free");
         return; /* leaked on purpose: its bookkeeping cannot be trusted */
     }
-    if (facts.state == BLOCK_FREED) {
+    if (facts.state != BLOCK_LIVE) { /* freed, or being freed by another thread */
         struct quarantined earlier = { 0 };
         quarantine_find(user, &earlier);
         report(HEAP_DOUBLE_FREE, user, user, &facts, earlier.free_stack, "at free");
         return;
     }
-    /* Filled before it is marked freed: a check that runs meanwhile on
-     * another thread (backtrace_heap_check, the crash report's heap
-     * section) must never see a freed block without its fill, which it
-     * would report as a use after free (found by make stress). */
-    block_fill(user, facts.size, heap.options.fill_max, heap.options.free_fill);
     if (!block_claim_free(&heap.layout, user)) {
         /* Another thread freed it between our read and now. */
         report(HEAP_DOUBLE_FREE, user, user, &facts, 0, "at free");
         return;
     }
+    /* FREED only once filled: a check that runs meanwhile on another
+     * thread (backtrace_heap_check, the crash report's heap section) must
+     * never see a freed block without its fill, which it would report as a
+     * use after free (found by make stress). Filled after the claim: a
+     * racing second free must not write into memory the first one may
+     * already have given back to glibc. */
+    block_fill(user, facts.size, heap.options.fill_max, heap.options.free_fill);
+    block_finish_free(&heap.layout, user);
     if (state_restored())
         state_forget(user); /* an address a restored record had is reused */
     check_block(user, &facts, 0, "at free");

@@ -80,7 +80,8 @@ void heap_scan_begin(void);
 void heap_scan_end(void);
 int heap_scans_running(void);
 void heap_scans_forget(void);        /* in a fork child: those walks are gone */
-int heap_wait_for_scans(void);       /* 1 when none runs; 0 after about 2 s */
+/* 1 when none runs; 0 after about 2 s, and then at once until none runs. */
+int heap_wait_for_scans(void);
 
 /* The heap's part of a crash report: the fatal handler's crash callback
  * (set by heap_state.c; a program that sets its own replaces it).

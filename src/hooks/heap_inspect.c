@@ -25,6 +25,9 @@ static _Atomic int scans;         /* walks running now, in any thread */
 void heap_scan_begin(void)
 {
     __atomic_fetch_add(&scans, 1, __ATOMIC_SEQ_CST);
+    /* The walk's loads of the block set stay after the count (Dekker with
+     * heap_wait_for_scans; needed on weakly ordered machines). */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 void heap_scan_end(void)
@@ -106,7 +109,7 @@ static void describe_block(struct text_out *out, int fd, const struct nearest *n
                                          : (uint64_t)offset - near->facts.size);
         text_out_string(out, offset < 0 ? " bytes before the start of" : " bytes past the end of");
     }
-    text_out_string(out, near->facts.state == BLOCK_FREED ? " a freed " : " a live ");
+    text_out_string(out, near->facts.state != BLOCK_LIVE ? " a freed " : " a live ");
     text_out_decimal(out, near->facts.size);
     text_out_string(out, "-byte block at ");
     put_hex(out, near->block);
@@ -157,7 +160,7 @@ static void json_block(struct text_out *out, int fd, const char *kind, uintptr_t
     json_key(out, "size", 0);
     text_out_decimal(out, facts->size);
     json_key(out, "state", 0);
-    json_string(out, facts->state == BLOCK_FREED ? "freed" : "live");
+    json_string(out, facts->state != BLOCK_LIVE ? "freed" : "live");
     json_key(out, "offset", 0);
     json_signed(out, offset);
     heap_report_json_stack(out, fd, "allocated", facts->alloc_stack);
@@ -182,7 +185,7 @@ static void damaged_line(struct guard_check *check, enum heap_error kind, uintpt
     text_out_string(out, "*** ");
     text_out_string(out, heap_error_name(kind));
     text_out_string(out, ": ");
-    text_out_string(out, facts->state == BLOCK_FREED ? "freed " : "live ");
+    text_out_string(out, facts->state != BLOCK_LIVE ? "freed " : "live ");
     text_out_decimal(out, facts->size);
     text_out_string(out, "-byte block at ");
     put_hex(out, block);

@@ -66,11 +66,21 @@ unsigned elf_file_build_id(Elf *elf, unsigned char *id, size_t capacity)
 
 int elf_file_open(const char *path)
 {
-    struct stat status;
+    struct stat named, opened;
+
+    /* stat first: opening some devices has effects (a watchdog arms). */
+    if (stat(path, &named) < 0)
+        return -1;
+    if (!S_ISREG(named.st_mode)) {
+        errno = EINVAL;
+        return -1;
+    }
+    /* O_NONBLOCK: if it was swapped for a FIFO since, the open returns. */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return -1;
-    if (fstat(fd, &status) < 0 || !S_ISREG(status.st_mode)) {
+    if (fstat(fd, &opened) < 0 || !S_ISREG(opened.st_mode) || opened.st_ino != named.st_ino ||
+        opened.st_dev != named.st_dev || fcntl(fd, F_SETFL, 0) < 0) {
         close(fd);
         errno = EINVAL;
         return -1;

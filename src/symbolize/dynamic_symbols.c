@@ -7,6 +7,7 @@
  *
  * Every address and count comes from the file, so each is checked against
  * the loaded segments and the file before it is used. */
+#define _GNU_SOURCE /* memrchr */
 #include "symbol_table.h"
 
 #include <errno.h>
@@ -138,8 +139,9 @@ int dynamic_symbols_read(Elf *elf, struct symbol_vector *out)
     size_t entry_size = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
     if (tables.entry_size != 0 && tables.entry_size != entry_size)
         return 0;
-    uint64_t count = tables.hash ? count_from_hash(elf, headers, tables.hash)
-                                 : count_from_gnu_hash(elf, headers, tables.gnu_hash, class64);
+    uint64_t count = tables.hash       ? count_from_hash(elf, headers, tables.hash)
+                     : tables.gnu_hash ? count_from_gnu_hash(elf, headers, tables.gnu_hash, class64)
+                                       : 0;
     int64_t strings_at = file_offset(elf, headers, tables.strings, tables.string_size);
     int64_t symbols_at = file_offset(elf, headers, tables.symbols, count * entry_size);
     if (count < 2 || count > SYMBOLS_MAX || strings_at < 0 || symbols_at < 0)
@@ -148,11 +150,17 @@ int dynamic_symbols_read(Elf *elf, struct symbol_vector *out)
     Elf_Data *symbols = elf_getdata_rawchunk(elf, symbols_at, count * entry_size, ELF_T_SYM);
     if (strings == NULL || symbols == NULL || strings->d_size == 0)
         return 0;
+    /* A name is whole if it starts before the table's last NUL: one scan
+     * of the table, not one per symbol (a table without NUL and many
+     * symbols would make that quadratic). */
     const char *text = strings->d_buf;
+    const char *last_nul = memrchr(text, '\0', strings->d_size);
+    if (last_nul == NULL)
+        return 0;
+    size_t names_end = (size_t)(last_nul - text);
     for (uint64_t i = 1; i < count; i++) {
         GElf_Sym symbol;
-        if (gelf_getsym(symbols, (int)i, &symbol) == NULL || symbol.st_name >= strings->d_size ||
-            memchr(text + symbol.st_name, '\0', strings->d_size - symbol.st_name) == NULL)
+        if (gelf_getsym(symbols, (int)i, &symbol) == NULL || symbol.st_name > names_end)
             continue;
         if (symbol_vector_add(out, &symbol, text + symbol.st_name, (uint32_t)i) < 0)
             return -ENOMEM;

@@ -31,20 +31,36 @@ struct cached_data {
     struct stat file;          /* identity when there is no build-id */
     const void *memory_image;
     int with_lines;
+    int incomplete;            /* memory ran out while it was read */
+    unsigned read_in_build;    /* build_serial of that read */
+    size_t line_bytes;         /* of line_bytes_used */
     const struct module_data *data;
 };
 
 static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t build_owner;          /* while build_owned */
+static _Atomic int build_owned;
+static __thread int fork_took_lock;    /* the forking thread, prepare to parent/child */
 static struct options active_options;
 static int options_ready;
 static unsigned long long built_adds, built_subs;
 static int built_once;
-static int retry_pending;      /* a module ran out of memory: read it again */
+/* A module ran out of memory: the next refreshes read it again, up to
+ * RETRY_MAX rebuilds in a row, then keep what they have. */
+#define RETRY_MAX 3
+static int retry_pending, retry_count;
+static unsigned build_serial;  /* counts snapshot builds */
 static struct cached_data *cache;
 static size_t cache_count, cache_capacity;
 static size_t line_bytes_used;
 static struct index_snapshot **retired;
 static size_t retired_count, retired_capacity;
+/* Module data replaced by a second read, unmapped with the snapshots (a
+ * fixed list: it fills only while memory is short, when a malloc of ours
+ * is the last thing to try). */
+#define RETIRED_DATA_MAX 32
+static const struct module_data *retired_data[RETIRED_DATA_MAX];
+static size_t retired_data_count;
 
 static int same_identity(const struct cached_data *entry, const struct module_info *module,
                          const struct stat *file, int with_lines)
@@ -88,9 +104,28 @@ static int wants_lines(const struct module_info *module)
     return active_options.lines == LINES_MAIN && module->is_main;
 }
 
+/* MODULE's cache entry, or NULL. */
+static struct cached_data *cached(const struct module_info *module, const struct stat *file,
+                                  int with_lines)
+{
+    for (size_t i = 0; i < cache_count; i++)
+        if (same_identity(&cache[i], module, file, with_lines))
+            return &cache[i];
+    return NULL;
+}
+
+/* Data a published snapshot may still show: unmapped when no reader is. */
+static void retire_data(const struct module_data *data)
+{
+    if (data != NULL && retired_data_count < RETIRED_DATA_MAX)
+        retired_data[retired_data_count++] = data;
+    /* else leaked: never unmapped under a reader */
+}
+
 /* The data of MODULE, from the cache or freshly built. NULL is a valid
- * answer (unreadable file), and is cached too; but not when memory ran
- * out (*OUT_OF_MEMORY set then): the next build tries again. */
+ * answer (unreadable file), and is cached too. Data read while memory ran
+ * out (*OUT_OF_MEMORY set) is cached as incomplete and read again while a
+ * retry is pending. */
 static const struct module_data *data_for(const struct module_info *module, int *out_of_memory)
 {
     struct stat file;
@@ -99,32 +134,40 @@ static const struct module_data *data_for(const struct module_info *module, int 
     memset(&file, 0, sizeof file);
     if (module->memory_image == NULL && stat(module->file_path, &file) != 0)
         memset(&file, 0, sizeof file);
-    for (size_t i = 0; i < cache_count; i++)
-        if (same_identity(&cache[i], module, &file, with_lines))
-            return cache[i].data;
+    struct cached_data *entry = cached(module, &file, with_lines);
+    /* Once per build: a module mapped twice must not retire data that the
+     * snapshot being built already shows. */
+    if (entry != NULL && !(entry->incomplete && retry_pending && entry->read_in_build != build_serial))
+        return entry->data;
     size_t budget = 0, line_bytes = 0;
     if (with_lines && line_bytes_used < active_options.line_memory)
         budget = active_options.line_memory - line_bytes_used;
     const struct module_data *data = module_data_build(module, budget, &line_bytes);
-    if (data == NULL && errno == ENOMEM) {
-        *out_of_memory = 1;
-        return NULL;
-    }
-    if (remember(module, &file, with_lines, data) < 0) {
+    int incomplete = errno == ENOMEM;
+    *out_of_memory = incomplete;
+    if (entry == NULL && remember(module, &file, with_lines, data) < 0) {
         if (data != NULL) /* no one else has it: built again next time */
             munmap((void *)data, data->mapped_bytes);
         *out_of_memory = 1;
         return NULL;
     }
+    if (entry == NULL) {
+        entry = &cache[cache_count - 1];
+    } else {
+        retire_data(entry->data);
+        line_bytes_used -= entry->line_bytes;
+    }
+    entry->data = data;
+    entry->incomplete = incomplete;
+    entry->read_in_build = build_serial;
+    entry->line_bytes = line_bytes;
     line_bytes_used += line_bytes;
     return data;
 }
 
-/* Build the snapshot of LIST. A module whose data ran out of memory is in
- * it without data (shown as path(+0xoffset)) and *INCOMPLETE is set: the
- * other modules keep their names, and the next refresh reads that one
- * again. (An errno left at ENOMEM by a malloc that succeeded all the same
- * then costs one module's names until a rebuild succeeds, not the index.) */
+/* Build the snapshot of LIST. A module whose read ran out of memory is in
+ * it with what was read (perhaps nothing: shown as path(+0xoffset)) and
+ * *INCOMPLETE is set; the other modules keep their names. */
 static struct index_snapshot *snapshot_build(const struct module_list *list, int *incomplete)
 {
     size_t bytes = sizeof(struct index_snapshot) + list->count * sizeof(struct index_module);
@@ -172,6 +215,9 @@ static void retire(struct index_snapshot *old)
     for (size_t i = 0; i < retired_count; i++)
         munmap(retired[i], retired[i]->mapped_bytes);
     retired_count = 0;
+    for (size_t i = 0; i < retired_data_count; i++)
+        munmap((void *)retired_data[i], retired_data[i]->mapped_bytes);
+    retired_data_count = 0;
 }
 
 static void load_options(void)
@@ -192,12 +238,17 @@ static int rebuild_locked(void)
     if (result < 0)
         return result;
     int incomplete;
+    build_serial++;
     struct index_snapshot *snapshot = snapshot_build(&list, &incomplete);
     if (snapshot == NULL) {
         module_list_free(&list);
         return -ENOMEM;
     }
-    retry_pending = incomplete;
+    /* Read again at the next refreshes, but not forever: memory that is
+     * short for good (a ulimit), or an errno left at ENOMEM by a malloc
+     * that succeeded, would make every call a rebuild. */
+    retry_count = incomplete ? retry_count + 1 : 0;
+    retry_pending = incomplete && retry_count < RETRY_MAX;
     /* An unloaded module's pcs may now hold other code. */
     if (built_once && list.subs != built_subs)
         rule_cache_invalidate();
@@ -215,6 +266,8 @@ int index_refresh(int force)
     int result = 0;
 
     pthread_mutex_lock(&build_lock);
+    build_owner = pthread_self();
+    build_owned = 1;
     load_options();
     module_list_counters(&adds, &subs);
     if (force || !built_once || retry_pending || adds != built_adds || subs != built_subs) {
@@ -223,6 +276,7 @@ int index_refresh(int force)
          * rather than leave it resident in every process we are loaded in. */
         malloc_trim(0);
     }
+    build_owned = 0;
     pthread_mutex_unlock(&build_lock);
     return result;
 }
@@ -262,15 +316,21 @@ const char index_builder_anchor = 0;
 
 /* fork while another thread rebuilds: the child would find build_lock
  * held by a thread it does not have, and its first backtrace_symbols would
- * wait forever (found by make stress). The fork waits for the rebuild. */
+ * wait forever (found by make stress). The fork waits for the rebuild;
+ * but not a fork from a signal handler that interrupted this thread's own
+ * rebuild (a crash handler that forks a debugger), which would wait for
+ * itself. */
 static void lock_for_fork(void)
 {
-    pthread_mutex_lock(&build_lock);
+    fork_took_lock = !(build_owned && pthread_equal(build_owner, pthread_self()));
+    if (fork_took_lock)
+        pthread_mutex_lock(&build_lock);
 }
 
 static void unlock_after_fork(void)
 {
-    pthread_mutex_unlock(&build_lock);
+    if (fork_took_lock)
+        pthread_mutex_unlock(&build_lock);
 }
 
 __attribute__((constructor))

@@ -115,7 +115,11 @@ static int read_unit(Dwarf_Die *unit, struct file_interner *interner, size_t bud
 
 /* libdw's own out-of-memory handler prints "libdw: Cannot allocate
  * memory" and exits the process (elfutils __libdw_oom): ours leaves the
- * read instead, which then fails with -ENOMEM. */
+ * read instead, which then fails with -ENOMEM. elfutils 0.188 releases its
+ * allocation lock before it calls the handler, so dwarf_end after the jump
+ * is sound; what the interrupted call had malloc'd is lost. Only the Dwarf
+ * opened here has it: split-DWARF (.dwo) and dwz files that libdw opens
+ * by itself keep the default handler. */
 static __thread jmp_buf *oom_escape;
 
 __attribute__((noreturn)) static void leave_on_oom(void)

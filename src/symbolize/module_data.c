@@ -7,8 +7,13 @@
  *
  * libelf and libdw answer an allocation that failed as "no such data";
  * the failed malloc leaves errno ENOMEM, which is checked after each step
- * (errno cleared where a missing debug file sets it), so that running out
- * of memory is an error, not an index with a module's symbols missing. */
+ * (cleared before it). A step that ran out of memory does not stop the
+ * build: what was read is kept, and the result says it may be incomplete,
+ * so that the index can read the module again later. A malloc that
+ * succeeds may also leave ENOMEM (glibc's sbrk fallback): that false alarm
+ * costs a second read, never names. An allocation failure that libdw
+ * swallows itself (decompressing a section, then overwriting errno) is not
+ * seen: the module then lacks its lines. */
 #define _GNU_SOURCE
 #include "module_data.h"
 #include "debug_file.h"
@@ -59,7 +64,9 @@ static int open_module(const struct module_info *module, struct opened_elf *out)
         unsigned char id[MODULE_BUILD_ID_MAX];
         unsigned length = elf_file_build_id(out->elf, id, sizeof id);
         if (length != module->build_id_length || memcmp(id, module->build_id, length) != 0) {
-            errno = errno == ENOMEM ? ENOMEM : ESTALE; /* replaced on disk since it was loaded */
+            /* Replaced on disk since it was loaded; unless no id could be
+             * read for want of memory. */
+            errno = length == 0 && errno == ENOMEM ? ENOMEM : ESTALE;
             goto refuse;
         }
     }
@@ -73,7 +80,15 @@ struct gathered {
     struct symbol_vector symbols;
     struct line_vector lines;
     int lines_truncated;
+    int out_of_memory;     /* some step ran out: the result may lack some */
 };
+
+/* Run after a step whose errno was cleared before it. */
+static void note_memory(struct gathered *g, int result)
+{
+    if (result == -ENOMEM || errno == ENOMEM)
+        g->out_of_memory = 1;
+}
 
 static size_t packed_size(const struct gathered *g)
 {
@@ -148,52 +163,60 @@ static const struct module_data *pack(const struct gathered *g)
     return data;
 }
 
-static int gather_symbols(const struct module_info *module, struct opened_elf *file,
-                          struct opened_elf *debug, struct gathered *g)
+static void gather_symbols(const struct module_info *module, struct opened_elf *file,
+                           struct opened_elf *debug, struct gathered *g)
 {
+    errno = 0;
     int has_dynsym = symbol_table_read(file->elf, SHT_DYNSYM, &g->symbols);
     if (has_dynsym == 0)   /* no section headers, perhaps: as ld.so finds it */
         has_dynsym = dynamic_symbols_read(file->elf, &g->symbols);
-    if (has_dynsym < 0)
-        return -1;
+    note_memory(g, has_dynsym);
+    errno = 0;
     int has_symtab = symbol_table_read(file->elf, SHT_SYMTAB, &g->symbols);
-    if (has_symtab < 0 || errno == ENOMEM)
-        return -1;
+    note_memory(g, has_symtab);
     if (has_symtab == 0 && module->memory_image == NULL) {
+        errno = 0;
         debug->elf = debug_file_open(file->elf, module->file_path, module->build_id,
                                      module->build_id_length, &debug->fd);
         if (debug->elf == NULL && errno == ENOMEM)
-            return -1;
-        errno = 0; /* the candidates that are not there */
-        if (debug->elf != NULL &&
-            (symbol_table_read(debug->elf, SHT_SYMTAB, &g->symbols) < 0 || errno == ENOMEM))
-            return -1;
+            g->out_of_memory = 1;
+        if (debug->elf != NULL) {
+            errno = 0;
+            note_memory(g, symbol_table_read(debug->elf, SHT_SYMTAB, &g->symbols));
+        }
     }
     symbol_table_finish(&g->symbols);
-    return 0;
 }
 
-static int gather_lines(const struct module_info *module, struct opened_elf *file,
-                        struct opened_elf *debug, size_t budget, struct gathered *g)
+/* Lines are kept whole or not at all: a table cut by running out of
+ * memory could give a wrong line to the addresses after the cut. */
+static void gather_lines(const struct module_info *module, struct opened_elf *file,
+                         struct opened_elf *debug, size_t budget, struct gathered *g)
 {
+    int out_of_memory = 0;
     errno = 0;
     long rows = line_table_read(file->elf, budget, &g->lines);
-    if (rows == 0 && module->memory_image == NULL && errno != ENOMEM) {
+    out_of_memory = rows == -ENOMEM || errno == ENOMEM;
+    if (rows == 0 && module->memory_image == NULL && !out_of_memory) {
         if (debug->elf == NULL) {
+            errno = 0;
             debug->elf = debug_file_open(file->elf, module->file_path, module->build_id,
                                          module->build_id_length, &debug->fd);
-            if (debug->elf == NULL && errno == ENOMEM)
-                return -1;
-            errno = 0;
+            out_of_memory = debug->elf == NULL && errno == ENOMEM;
         }
-        if (debug->elf != NULL)
+        if (debug->elf != NULL) {
+            errno = 0;
             rows = line_table_read(debug->elf, budget, &g->lines);
+            out_of_memory = rows == -ENOMEM || errno == ENOMEM;
+        }
     }
-    if (rows == -ENOMEM || errno == ENOMEM)
-        return -1;
+    if (out_of_memory) {
+        g->out_of_memory = 1;
+        line_vector_free(&g->lines);
+        return;
+    }
     g->lines_truncated = rows == -E2BIG;
     line_table_finish(&g->lines);
-    return 0;
 }
 
 const struct module_data *module_data_build(const struct module_info *module,
@@ -201,24 +224,22 @@ const struct module_data *module_data_build(const struct module_info *module,
 {
     struct opened_elf file, debug = { NULL, -1 };
     struct gathered g;
-    const struct module_data *data = NULL;
 
     *line_bytes = 0;
     memset(&g, 0, sizeof g);
     errno = 0;
     if (open_module(module, &file) < 0)
         return NULL; /* errno ENOMEM, or why the file is not used */
-    int out_of_memory = 1;
-    if (gather_symbols(module, &file, &debug, &g) == 0 &&
-        (line_budget == 0 || gather_lines(module, &file, &debug, line_budget, &g) == 0)) {
-        data = pack(&g);
-        *line_bytes = data != NULL ? line_table_packed_size(&g.lines) : 0;
-        out_of_memory = data == NULL;
-    }
+    gather_symbols(module, &file, &debug, &g);
+    if (line_budget > 0)
+        gather_lines(module, &file, &debug, line_budget, &g);
+    const struct module_data *data = pack(&g);
+    if (data != NULL)
+        *line_bytes = line_table_packed_size(&g.lines);
     symbol_vector_free(&g.symbols);
     line_vector_free(&g.lines);
     opened_close(&debug);
     opened_close(&file);
-    errno = out_of_memory ? ENOMEM : 0;
+    errno = data == NULL || g.out_of_memory ? ENOMEM : 0;
     return data;
 }

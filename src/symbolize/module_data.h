@@ -8,10 +8,11 @@
 /* Read MODULE's symbols (and, if LINE_BUDGET > 0, its source lines, at
  * most LINE_BUDGET bytes) into one fresh mapping. Returns NULL when the
  * file cannot be read, is not ELF, or is not the file that was loaded (its
- * build-id differs): the module is then shown as path(+offset). Returns
- * NULL with errno ENOMEM when memory ran out (here, in libelf or in libdw):
- * a try later may succeed, so the caller should not keep that answer.
- * Sets *LINE_BYTES to what the lines took. Normal world. */
+ * build-id differs): the module is then shown as path(+offset). When
+ * memory ran out (here, in libelf or in libdw) errno is ENOMEM, with NULL
+ * or with data that may lack some symbols or all lines: a try later may do
+ * better. Otherwise errno is 0 with the data. Sets *LINE_BYTES to what the
+ * lines took. Normal world. */
 const struct module_data *module_data_build(const struct module_info *module,
                                             size_t line_budget, size_t *line_bytes);
 

@@ -191,14 +191,18 @@ static struct backtrace_frame *pack(const struct pending *pending)
 
 /* libdwfl's search path, with the debug root the index uses
  * (debug_file.h), so that both find the same separate debug files. Read
- * at the first resolve. */
+ * at the first resolve (the root is a test setting). A root holding ':',
+ * the list's separator, leaves libdwfl's default. */
 static char debuginfo_text[4096];
 static char *debuginfo_pointer;
 static pthread_once_t debuginfo_once = PTHREAD_ONCE_INIT;
 
 static void debuginfo_set(void)
 {
-    int length = snprintf(debuginfo_text, sizeof debuginfo_text, ":.debug:%s", debug_file_root());
+    const char *root = debug_file_root();
+    if (strchr(root, ':') != NULL)
+        return;
+    int length = snprintf(debuginfo_text, sizeof debuginfo_text, ":.debug:%s", root);
     debuginfo_pointer = length > 0 && (size_t)length < sizeof debuginfo_text ? debuginfo_text : NULL;
 }
 

@@ -6,14 +6,17 @@
  *                     the constructor, 1 if the failure was injected, live
  *                     blocks at exit less those live at the constructor)
  * The failed allocation's caller is written on stderr ("fault: failed the
- * allocation of MODULE+0xOFFSET"), and a crash's place ("fault: crashed in
- * ..."): the first frame outside libc and this shim, by glibc's backtrace
- * (loaded at the constructor, so that it does not allocate then). */
+ * allocation of MODULE+0xOFFSET"; for libc's tsearch or strdup, the frame
+ * that called it), and a crash's place ("fault: crashed in ..."): the
+ * first frame outside libc and this shim, by glibc's backtrace (loaded at
+ * the constructor, so that it does not allocate then). */
 #define _GNU_SOURCE
 #define FAULT_REPLACE_MALLOC
+#define FAULT_WITH_GLIBC_BACKTRACE
+#include <execinfo.h>
+
 #include "fault_core.h"
 
-#include <execinfo.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>

@@ -61,13 +61,19 @@ __attribute__((unused)) static int fault_in_libc(const void *address)
 /* Who asked for the allocation that returns to CALLER: CALLER, or, when
  * that is libc (tsearch, strdup, fopen...), the first frame above it
  * outside libc (with FAULT_WITH_BACKTRACE: the program has execinfo_ex's
- * signal-safe backtrace, which does not allocate). */
+ * signal-safe backtrace, which does not allocate; with
+ * FAULT_WITH_GLIBC_BACKTRACE: glibc's, loaded before the countdown is
+ * armed, which then does not allocate either). */
 static const void *fault_requester(const void *caller)
 {
-#ifdef FAULT_WITH_BACKTRACE
+#if defined(FAULT_WITH_BACKTRACE) || defined(FAULT_WITH_GLIBC_BACKTRACE)
     if (fault_in_libc(caller)) {
         void *trace[32];
+#ifdef FAULT_WITH_BACKTRACE
         int count = backtrace_skip(trace, 32, 0), i = 0;
+#else
+        int count = backtrace(trace, 32), i = 0;
+#endif
         while (i < count && trace[i] != caller)
             i++;
         for (; i < count; i++)

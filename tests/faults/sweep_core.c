@@ -346,7 +346,17 @@ static int data_trial(long fail_at, const struct data_target *target)
     }
     char *text = describe_data(data);
     munmap((void *)data, data->mapped_bytes); /* what dropping it is */
-    /* The index keeps what it gets for good: a silent loss is wrong. */
+    /* Data with errno ENOMEM may lack some: the index reads it again. */
+    if (error == ENOMEM && fail_at != 0) {
+        free(text);
+        return finish(fail_at, made, before, OUTCOME_FAILED_CLEANLY);
+    }
+    if (error != 0) {
+        sweep_note("    data with errno %d (%s), want 0 or ENOMEM\n", error, strerror(error));
+        free(text);
+        return OUTCOME_WRONG_ERROR;
+    }
+    /* Without ENOMEM, the index keeps what it gets: a silent loss is wrong. */
     int verdict = same_as_reference(text, fail_at, "the data") ? OUTCOME_SAME
                                                                 : OUTCOME_WRONG_RESULT;
     return finish(fail_at, made, before, verdict);

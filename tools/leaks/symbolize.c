@@ -87,9 +87,24 @@ static struct index_snapshot *snapshot_of_file(const char *path)
     module.end = UINTPTR_MAX;
     errno = 0;
     module.build_id_length = file_build_id(path, module.build_id);
-    if (errno == ENOMEM)
+    if (module.build_id_length == 0 && errno == ENOMEM)
         return NULL;
-    const struct module_data *data = module_data_build(&module, SYMBOLIZE_LINE_BUDGET, &line_bytes);
+    /* ENOMEM with data: some of it may be missing. Read once more (a
+     * malloc that succeeds may leave ENOMEM too), then give up: a report
+     * without names is worse than "out of memory". */
+    const struct module_data *data = NULL;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (data != NULL)
+            munmap((void *)data, data->mapped_bytes);
+        data = module_data_build(&module, SYMBOLIZE_LINE_BUDGET, &line_bytes);
+        if (errno != ENOMEM)
+            break;
+    }
+    if (data != NULL && errno == ENOMEM) {
+        munmap((void *)data, data->mapped_bytes);
+        data = NULL;
+        errno = ENOMEM;
+    }
     if (data == NULL)
         return NULL; /* errno ENOMEM: out of memory, not an unreadable file */
     struct index_snapshot *snapshot = calloc(1, sizeof *snapshot + sizeof snapshot->modules[0]);
