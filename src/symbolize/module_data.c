@@ -90,16 +90,34 @@ static void note_memory(struct gathered *g, int result)
         g->out_of_memory = 1;
 }
 
-static size_t packed_size(const struct gathered *g)
+/* A hostile file can make every symbol name one long string (all st_name
+ * equal, a table without NUL but its last byte): names are stored cut at
+ * NAME_STORED_MAX, and the names of one module take at most NAMES_BUDGET,
+ * the symbols past it being left out, so that neither time nor memory
+ * grows with count x length, and offsets fit 32 bits. */
+#define NAME_STORED_MAX 4096
+#define NAMES_BUDGET ((size_t)256 << 20)
+
+static size_t stored_length(const char *name)
 {
-    size_t bytes = sizeof(struct module_data);
-    bytes += g->symbols.count * sizeof(struct index_symbol);
-    bytes += g->lines.count * sizeof(struct index_line);
-    for (size_t i = 0; i < g->symbols.count; i++)
-        bytes += strlen(g->symbols.entries[i].name) + 1;
+    return strnlen(name, NAME_STORED_MAX - 1) + 1;
+}
+
+/* Bytes of the packed data; *SYMBOLS_KEPT: how many symbols fit. */
+static size_t packed_size(const struct gathered *g, size_t *symbols_kept)
+{
+    size_t names = 0, kept = 0;
     for (size_t i = 0; i < g->lines.file_count; i++)
-        bytes += strlen(g->lines.files[i]) + 1;
-    return bytes;
+        names += stored_length(g->lines.files[i]);
+    for (; kept < g->symbols.count; kept++) {
+        size_t length = stored_length(g->symbols.entries[kept].name);
+        if (names + length > NAMES_BUDGET)
+            break;
+        names += length;
+    }
+    *symbols_kept = kept;
+    return sizeof(struct module_data) + kept * sizeof(struct index_symbol) +
+           g->lines.count * sizeof(struct index_line) + names;
 }
 
 /* Names and paths come from files that may be damaged or hostile: a control
@@ -120,7 +138,7 @@ static uint32_t *file_offsets_fill(const struct gathered *g, char *strings, size
     if (offsets == NULL)
         return NULL;
     for (size_t i = 0; i < g->lines.file_count; i++) {
-        size_t length = strlen(g->lines.files[i]) + 1;
+        size_t length = stored_length(g->lines.files[i]);
         copy_printable(strings + *used, g->lines.files[i], length);
         offsets[i] = (uint32_t)*used;
         *used += length;
@@ -130,13 +148,14 @@ static uint32_t *file_offsets_fill(const struct gathered *g, char *strings, size
 
 static const struct module_data *pack(const struct gathered *g)
 {
-    size_t bytes = packed_size(g);
+    size_t symbol_count;
+    size_t bytes = packed_size(g, &symbol_count);
     void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (map == MAP_FAILED)
         return NULL;
     struct module_data *data = map;
     struct index_symbol *symbols = (struct index_symbol *)(data + 1);
-    struct index_line *lines = (struct index_line *)(symbols + g->symbols.count);
+    struct index_line *lines = (struct index_line *)(symbols + symbol_count);
     char *strings = (char *)(lines + g->lines.count);
     size_t used = 0;
 
@@ -145,9 +164,9 @@ static const struct module_data *pack(const struct gathered *g)
         munmap(map, bytes);
         return NULL;
     }
-    for (size_t i = 0; i < g->symbols.count; i++) {
+    for (size_t i = 0; i < symbol_count; i++) {
         const struct symbol_entry *entry = &g->symbols.entries[i];
-        size_t length = strlen(entry->name) + 1;
+        size_t length = stored_length(entry->name);
         symbols[i] = (struct index_symbol){ entry->start, entry->size, (uint32_t)used, 0 };
         copy_printable(strings + used, entry->name, length);
         used += length;
@@ -157,7 +176,7 @@ static const struct module_data *pack(const struct gathered *g)
         lines[i] = (struct index_line){ row->address, file_offsets[row->file], row->line };
     }
     free(file_offsets);
-    *data = (struct module_data){ symbols, g->symbols.count, lines, g->lines.count,
+    *data = (struct module_data){ symbols, symbol_count, lines, g->lines.count,
                                   strings, bytes, g->lines_truncated };
     mprotect(map, bytes, PROT_READ);
     return data;

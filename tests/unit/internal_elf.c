@@ -11,7 +11,9 @@
 
 #include <gelf.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static char work[256];
 
@@ -299,4 +301,53 @@ Test(elf, line_budget_is_respected)
     cr_assert_not_null(data);
     cr_assert_leq(data->line_count, 3u);
     cr_assert(data->lines_truncated);
+}
+
+/* A hostile file without section headers (tests/fixtures/hostile_dynamic.py):
+ * 200000 symbols whose names all start in one 4 MB string table, once with
+ * no NUL at all and once with only a final NUL. Reading it must stay
+ * linear: it took 9.5 s (no NUL) and would have taken hours (final NUL:
+ * 800 GB of name bytes) before names were checked against the table's last
+ * NUL once and stored cut at 4 KiB within a per-module budget. */
+static double seconds_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + now.tv_nsec / 1e9;
+}
+
+static void check_hostile(int final_nul)
+{
+    char command[1200], checkout[512];
+    cr_assert_not_null(getcwd(checkout, sizeof checkout)); /* make test runs there */
+    snprintf(command, sizeof command,
+             "python3 '%s/tests/fixtures/hostile_dynamic.py' hostile.so 200000 4000000%s",
+             checkout, final_nul ? " && printf '\\000' | dd of=hostile.so bs=1 seek=$(( $(stat -c %s hostile.so) - 1 )) conv=notrunc 2>/dev/null" : "");
+    run(command);
+    struct module_info module = module_for("hostile.so", NULL, 0);
+    size_t line_bytes;
+    double start = seconds_now();
+    const struct module_data *data = module_data_build(&module, 1 << 20, &line_bytes);
+    double took = seconds_now() - start;
+    cr_assert_lt(took, 5.0, "%.1f s to read the hostile file", took);
+    if (!final_nul) {
+        cr_assert(data == NULL || data->symbol_count == 0, "names without a NUL were taken");
+        return;
+    }
+    cr_assert_not_null(data);
+    cr_assert_gt(data->symbol_count, 0u);
+    cr_assert_lt(data->symbol_count, 200000u, "the name budget must leave some out");
+    const char *name = data->strings + data->symbols[0].name;
+    cr_assert_lt(strlen(name), 4096u);
+    munmap((void *)data, data->mapped_bytes);
+}
+
+Test(elf, hostile_string_table_without_nul_is_read_in_linear_time, .timeout = 60)
+{
+    check_hostile(0);
+}
+
+Test(elf, hostile_string_table_of_one_long_name_is_bounded, .timeout = 60)
+{
+    check_hostile(1);
 }
