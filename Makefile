@@ -89,8 +89,9 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
-# The shared library alone interposes pthread_create (src/fatal/thread_start.c).
-SHARED_ONLY_OBJECTS := $(BUILD)/obj/src/fatal/thread_start.o
+# The shared library alone interposes pthread_create (src/fatal/thread_start.c)
+# and dlopen, dlmopen, dlclose (src/symbolize/load_watch.c).
+SHARED_ONLY_OBJECTS := $(BUILD)/obj/src/fatal/thread_start.o $(BUILD)/obj/src/symbolize/load_watch.o
 STATIC_ONLY_OBJECTS := $(BUILD)/obj/src/fatal/thread_start_static.o
 
 $(BUILD)/obj/src/fatal/thread_start_static.o: src/fatal/thread_start_static.c

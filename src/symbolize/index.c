@@ -17,6 +17,7 @@
 #include <malloc.h>
 #include <gelf.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -41,6 +42,8 @@ static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t build_owner;          /* while build_owned */
 static _Atomic int build_owned;
 static __thread int fork_took_lock;    /* the forking thread, prepare to parent/child */
+static __thread int building;          /* this thread holds build_lock */
+static _Atomic int constructed;        /* index_at_load has run */
 static struct options active_options;
 static int options_ready;
 static unsigned long long built_adds, built_subs;
@@ -268,6 +271,7 @@ int index_refresh(int force)
     pthread_mutex_lock(&build_lock);
     build_owner = pthread_self();
     build_owned = 1;
+    building = 1;
     load_options();
     module_list_counters(&adds, &subs);
     if (force || !built_once || retry_pending || adds != built_adds || subs != built_subs) {
@@ -276,6 +280,7 @@ int index_refresh(int force)
          * rather than leave it resident in every process we are loaded in. */
         malloc_trim(0);
     }
+    building = 0;
     build_owned = 0;
     pthread_mutex_unlock(&build_lock);
     return result;
@@ -284,6 +289,16 @@ int index_refresh(int force)
 int index_build_now(void)
 {
     return index_refresh(1);
+}
+
+int index_refresh_after_load(void)
+{
+    /* A dlopen made by the build itself (libdw loading a helper) would
+     * wait for this thread's own lock: the next refresh sees the module.
+     * Before our constructor, its build will see everything. */
+    if (building || !atomic_load(&constructed))
+        return 0;
+    return index_refresh(0);
 }
 
 void index_statistics(struct index_statistics *out)
@@ -344,4 +359,5 @@ static void index_at_load(void)
      * first, so build_lock is taken before the hook layer's locks, which a
      * rebuild's own malloc and free may need. */
     pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
+    atomic_store(&constructed, 1);
 }

@@ -62,6 +62,10 @@ int index_readers_active(void);
 /* Builder side (normal world). */
 int index_refresh(int force);
 int index_build_now(void);
+/* index_refresh(0) after dlopen or dlclose returned (load_watch.c): does
+ * nothing inside this thread's own build or before the library's
+ * constructor has built the first index. */
+int index_refresh_after_load(void);
 
 /* What the loaded index holds, for docs and benchmarks. */
 struct index_statistics {
