@@ -13,12 +13,28 @@ INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/un
 HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/hooks_*.c))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
 TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse \
-	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program
+	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program \
+	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller
 CRITERION_RUN  := --jobs 2 --timeout 60
 
 $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fPIC -shared $< -o $@
+
+$(BUILD)/tests/fixture_ctor_lib.so: tests/fixtures/fixture_ctor_lib.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fPIC -shared $< -o $@
+
+# test_dlopen.c: a plugin found only along the program's RUNPATH (and
+# through $$ORIGIN), which our dlopen must find as glibc's does.
+$(BUILD)/tests/plugin_dir/libfixture_plugin.so: tests/fixtures/fixture_lib.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fPIC -shared -Wl,-soname,libfixture_plugin.so $< -o $@
+
+$(BUILD)/tests/dlopen_caller: tests/fixtures/dlopen_caller.c $(BUILD)/tests/plugin_dir/libfixture_plugin.so all
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -Iinclude $< -o $@ -L$(BUILD) -lexecinfo_ex \
+		-Wl,--enable-new-dtags,-rpath,$(CURDIR)/$(BUILD):$(CURDIR)/$(BUILD)/tests/plugin_dir
 
 $(BUILD)/tests/crash_static: tests/fixtures/crash_static.c all
 	@mkdir -p $(dir $@)
