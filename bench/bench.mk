@@ -34,9 +34,14 @@ HEAP_BENCH_DIR      := $(BENCH_DIR)/heap
 HEAP_BENCH_PROGRAMS := $(HEAP_BENCH_DIR)/heap_bench $(HEAP_BENCH_DIR)/churn \
 	$(HEAP_BENCH_DIR)/churn_asan $(HEAP_BENCH_DIR)/mtrace_start.so $(BUILD)/libexecinfo_ex_hooks.so
 
-bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks
+# The dlopen benchmark's (its section is before the heap one's).
+DLOPEN_BENCH_PROGRAMS := $(BENCH_DIR)/dlopen_bench $(BENCH_DIR)/dlopen_many_helper \
+	$(BENCH_DIR)/many/module199.so
+
+bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $(DLOPEN_BENCH_PROGRAMS)
 	$(BENCH_DIR)/bench
 	$(HEAP_BENCH_DIR)/heap_bench
+	$(BENCH_DIR)/dlopen_bench
 	@echo "== execinfo_ex_leaks on generated traces of 1,000,000 events"
 	sh tools/leaks/bench_leaks.sh 1000000 $(BUILD)/bin/execinfo_ex_leaks
 
@@ -118,6 +123,28 @@ $(BENCH_DIR)/handler_load_helper_ours: $(BENCH_LOAD_DEPS) $(SHARED) $(BUILD)/lib
 
 $(BENCH_DIR)/handler_load_helper_static: $(BENCH_LOAD_DEPS) $(STATIC)
 	$(CC) $(BENCH_CFLAGS) -DVARIANT=2 $< -o $@ $(STATIC) $(DEP_LIBS) $(BENCH_TINY_LIBS)
+
+# ---- dlopen of many modules (issue 11 item 5) --------------------------------
+# build/bench/dlopen_bench runs dlopen_many_helper (which links nothing of
+# ours) plain and with the library preloaded: 200 copies of one small
+# generated module, real system libraries, and open/close cycles. Set
+# BENCH_DLOPEN_BASELINE=/path/libexecinfo_ex.so to add another build.
+DLOPEN_BENCH_DEFINES := -DBENCH_DLOPEN_DIR='"$(CURDIR)/$(BENCH_DIR)"' \
+	-DBENCH_DLOPEN_LIBRARY='"$(CURDIR)/$(BUILD)/libexecinfo_ex.so"'
+
+$(BENCH_DIR)/dlopen_bench: bench/dlopen_bench.c bench/timing.h bench/bench.mk $(SHARED) $(BUILD)/libexecinfo_ex.so
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(DLOPEN_BENCH_DEFINES) $< -o $@
+
+$(BENCH_DIR)/dlopen_many_helper: bench/dlopen_many_helper.c bench/timing.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $< -o $@ -ldl
+
+# One build, 200 copies (module000.so ... module199.so).
+$(BENCH_DIR)/many/module199.so: bench/dlopen_module.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -fPIC -shared $< -o $(BENCH_DIR)/many/module.so
+	for i in $$(seq -w 0 199); do cp $(BENCH_DIR)/many/module.so $(BENCH_DIR)/many/module$$i.so; done
 
 # ---- the heap benchmark (bench/heap) -----------------------------------------
 # build/bench/heap/heap_bench runs churn and CPython's dict_of_lists.py as

@@ -55,7 +55,18 @@ static int retry_pending, retry_count;
 static unsigned build_serial;  /* counts snapshot builds */
 static struct cached_data *cache;
 static size_t cache_count, cache_capacity;
+/* The cache by path: entry index + 1 (0: empty), open addressing, at most
+ * half full; no table (count 0, a failed allocation) means a linear search.
+ * Every rebuild looks up every loaded module: a program that dlopens
+ * hundreds, each a refresh (load_watch.c), must not pay for a scan each. */
+static size_t *cache_slots;
+static size_t cache_slot_count;
 static size_t line_bytes_used;
+/* malloc_trim walks the whole heap: after a dlopen (one small module read,
+ * its scratch small) it waits until the modules read since the last trim
+ * hold this much index data. */
+#define TRIM_AFTER_BYTES (1u << 20)
+static size_t built_bytes_since_trim;
 static struct index_snapshot **retired;
 static size_t retired_count, retired_capacity;
 /* Module data replaced by a second read, unmapped with the snapshots (a
@@ -80,6 +91,42 @@ static int same_identity(const struct cached_data *entry, const struct module_in
            entry->file.st_mtim.tv_nsec == file->st_mtim.tv_nsec;
 }
 
+static size_t path_hash(const char *path)
+{
+    size_t hash = 14695981039346656037u;
+    for (; *path != '\0'; path++)
+        hash = (hash ^ (unsigned char)*path) * 1099511628211u;
+    return hash;
+}
+
+static void slot_put(size_t index)
+{
+    size_t mask = cache_slot_count - 1;
+    for (size_t at = path_hash(cache[index].path) & mask;; at = (at + 1) & mask)
+        if (cache_slots[at] == 0) {
+            cache_slots[at] = index + 1;
+            return;
+        }
+}
+
+/* Entry INDEX, the last, was just added to the cache. */
+static void slot_add(size_t index)
+{
+    if (cache_slot_count != 0 && (index + 1) * 2 <= cache_slot_count) {
+        slot_put(index);
+        return;
+    }
+    size_t count = cache_slot_count != 0 ? cache_slot_count : 64;
+    while ((index + 1) * 2 > count)
+        count *= 2;
+    size_t *slots = calloc(count, sizeof *slots);
+    free(cache_slots);
+    cache_slots = slots;
+    cache_slot_count = slots != NULL ? count : 0;
+    for (size_t i = 0; slots != NULL && i <= index; i++)
+        slot_put(i);
+}
+
 static int remember(const struct module_info *module, const struct stat *file,
                     int with_lines, const struct module_data *data)
 {
@@ -97,6 +144,7 @@ static int remember(const struct module_info *module, const struct stat *file,
     entry->with_lines = with_lines;
     entry->data = data;
     cache_count++;
+    slot_add(cache_count - 1);
     return 0;
 }
 
@@ -111,9 +159,16 @@ static int wants_lines(const struct module_info *module)
 static struct cached_data *cached(const struct module_info *module, const struct stat *file,
                                   int with_lines)
 {
-    for (size_t i = 0; i < cache_count; i++)
-        if (same_identity(&cache[i], module, file, with_lines))
-            return &cache[i];
+    if (cache_slot_count == 0) {
+        for (size_t i = 0; i < cache_count; i++)
+            if (same_identity(&cache[i], module, file, with_lines))
+                return &cache[i];
+        return NULL;
+    }
+    size_t mask = cache_slot_count - 1;
+    for (size_t at = path_hash(module->file_path) & mask; cache_slots[at] != 0; at = (at + 1) & mask)
+        if (same_identity(&cache[cache_slots[at] - 1], module, file, with_lines))
+            return &cache[cache_slots[at] - 1];
     return NULL;
 }
 
@@ -135,7 +190,9 @@ static const struct module_data *data_for(const struct module_info *module, int 
     int with_lines = wants_lines(module);
 
     memset(&file, 0, sizeof file);
-    if (module->memory_image == NULL && stat(module->file_path, &file) != 0)
+    /* A build-id is the identity; else the file's (a stat per rebuild). */
+    if (module->memory_image == NULL && module->build_id_length == 0 &&
+        stat(module->file_path, &file) != 0)
         memset(&file, 0, sizeof file);
     struct cached_data *entry = cached(module, &file, with_lines);
     /* Once per build: a module mapped twice must not retire data that the
@@ -146,6 +203,7 @@ static const struct module_data *data_for(const struct module_info *module, int 
     if (with_lines && line_bytes_used < active_options.line_memory)
         budget = active_options.line_memory - line_bytes_used;
     const struct module_data *data = module_data_build(module, budget, &line_bytes);
+    built_bytes_since_trim += data != NULL ? data->mapped_bytes : 0;
     int incomplete = errno == ENOMEM;
     *out_of_memory = incomplete;
     if (entry == NULL && remember(module, &file, with_lines, data) < 0) {
@@ -263,7 +321,7 @@ static int rebuild_locked(void)
     return incomplete ? -ENOMEM : 0;
 }
 
-int index_refresh(int force)
+static int refresh(int force, int after_load)
 {
     unsigned long long adds, subs;
     int result = 0;
@@ -278,12 +336,20 @@ int index_refresh(int force)
         result = rebuild_locked();
         /* libelf and libdw freed a few hundred KiB of scratch: give it back
          * rather than leave it resident in every process we are loaded in. */
-        malloc_trim(0);
+        if (!after_load || built_bytes_since_trim >= TRIM_AFTER_BYTES) {
+            malloc_trim(0);
+            built_bytes_since_trim = 0;
+        }
     }
     building = 0;
     build_owned = 0;
     pthread_mutex_unlock(&build_lock);
     return result;
+}
+
+int index_refresh(int force)
+{
+    return refresh(force, 0);
 }
 
 int index_build_now(void)
@@ -298,7 +364,7 @@ int index_refresh_after_load(void)
      * Before our constructor, its build will see everything. */
     if (building || !atomic_load(&constructed))
         return 0;
-    return index_refresh(0);
+    return refresh(0, 1);
 }
 
 void index_statistics(struct index_statistics *out)
