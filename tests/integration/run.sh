@@ -15,6 +15,8 @@
 #  5. The installed execinfo_ex_run: a crash's report and status; bad options
 #     (flags or inherited EXECINFO_EX_OPTIONS) refused with status 2; the
 #     order of the options it composes; a relative -o made absolute.
+#  6. python3 with ctypes under the preloaded library: a crash through
+#     libffi and _ctypes, both dlopen'd after start-up, names their frames.
 #
 # Prints "ok - ..." / "not ok - ..." (diagnostics as "#   ..." lines), then
 # "integration: N passed, M failed"; exits 1 when M > 0. Every program run
@@ -491,6 +493,42 @@ else
         "status $(cat "$tmp/out/tool_relative.status")"
     show "$tmp/cwd/crash.txt"
     show "$tmp/out/tool_relative.err"
+fi
+
+# ---- 6. a real program that loads modules after start-up: python3 + ctypes --------
+# ctypes.string_at(0) faults in libc's strlen, called through libffi from
+# _ctypes, both dlopen'd by `import ctypes`, long after the library built
+# its index. The preloaded library's dlopen refreshes the index, so those
+# frames are named as glibc's dladdr names them (ffi_call), not
+# path(+0xoffset); _ctypes's own functions too when it has a .symtab.
+if command -v python3 >/dev/null 2>&1 && python3 -c 'import ctypes' 2>/dev/null; then
+    status=0
+    { env LD_PRELOAD="$prefix/lib/libexecinfo_ex.so" EXECINFO_EX_OPTIONS=handler=1 \
+        timeout 20 python3 -c 'import ctypes; ctypes.string_at(0)' \
+        >"$tmp/out/python_ctypes.out" 2>"$tmp/out/python_ctypes.err" || status=$?; } 2>/dev/null
+    report=$tmp/out/python_ctypes.err
+    if [ "$status" = 139 ] && grep -q 'fatal signal 11 (SIGSEGV)' "$report"; then
+        ok "python3 ctypes.string_at(0) under the preloaded library: a report, and death by SIGSEGV"
+    else
+        not_ok "python3 ctypes.string_at(0) under the preloaded library: a report, and death by SIGSEGV" \
+            "status $status"
+        show "$report"
+    fi
+    expect_grep "python3 ctypes: the libffi frame is named ffi_call (libffi was dlopen'd after start-up)" \
+        "$report" '^#[0-9]+ +[^ ]*libffi\.so[^ (]*\(ffi_call\+0x[0-9a-f]+\) \[0x' \
+        "libffi is loaded by 'import ctypes'; path(+0xoffset) for ffi_call means the" \
+        "index was not refreshed after that dlopen (src/symbolize/load_watch.c)."
+    expect_grep "python3 ctypes: the modules of the trace list _ctypes" \
+        "$report" '^  0x[0-9a-f]+-0x[0-9a-f]+ bias 0x[0-9a-f]+ [^ ]*_ctypes[^ ]*\.so build-id '
+    ctypes_so=$(python3 -c 'import _ctypes; print(_ctypes.__file__)' 2>/dev/null || true)
+    if [ -n "$ctypes_so" ] && readelf -S "$ctypes_so" 2>/dev/null | grep -q '\.symtab'; then
+        expect_grep "python3 ctypes: _ctypes frames are named (_ctypes_callproc; $ctypes_so has a .symtab)" \
+            "$report" '^#[0-9]+ +[^ ]*_ctypes[^ (]*\.so\(_ctypes_callproc\+0x[0-9a-f]+\) \[0x'
+    else
+        ok "python3 ctypes: _ctypes has no .symtab here (stripped): its static functions stay path(+0xoffset), as with glibc # SKIP"
+    fi
+else
+    ok "python3 with ctypes not found # SKIP"
 fi
 
 echo "integration: $passed passed, $failed failed"
