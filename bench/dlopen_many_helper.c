@@ -1,6 +1,7 @@
 /* dlopen_many_helper.c: dlopen (RTLD_NOW) every path of its arguments, in
  * order, and print "<ns of the loop> <opened> <modules loaded after>";
- * with "--cycle N PATH", open and close PATH N times instead.
+ * with "--cycle N PATH", open and close PATH N times instead (PATH may be
+ * a library already loaded, whose dlopen only counts a reference).
  * Run by bench/dlopen_bench.c with and without our library preloaded.
  * A path that does not open is skipped (a system library not installed). */
 #define _GNU_SOURCE
