@@ -10,10 +10,13 @@
  *   Needs     what must have happened first.
  *
  * Symbol data comes from an index built in the normal world (when the
- * library is loaded, and again by backtrace_symbols, backtrace_resolve and
- * backtrace_refresh_index once modules were loaded or unloaded) and read
- * lock-free by the AS-Safe calls. A module loaded since is written by the
- * AS-Safe calls as path(+0xoffset), its path from /proc/self/maps.
+ * library is loaded, after each dlopen, dlmopen and dlclose through the
+ * shared library, which interposes them, and by backtrace_symbols,
+ * backtrace_resolve and backtrace_refresh_index once modules were loaded
+ * or unloaded) and read lock-free by the AS-Safe calls. A module loaded
+ * since (with the static library, or by a dlopen whose result depends on
+ * its caller) is written by the AS-Safe calls as path(+0xoffset), its path
+ * from /proc/self/maps.
  * Needs: nothing; every call works from the first one. */
 #ifndef EXECINFO_EX_H
 #define EXECINFO_EX_H
@@ -165,8 +168,12 @@ int backtrace_remove_crash_callback(backtrace_crash_callback *callback, void *co
 void backtrace_uninstall_fatal_handler(void);
 
 /* Rebuild the symbol index now if modules were loaded or unloaded since it
- * was built (for example after dlopen, before a signal-safe call that
- * should name the new module). Returns 0, or a negative errno-style code:
+ * was built. The shared library does this itself after each dlopen,
+ * dlmopen and dlclose that succeeded; call it after dlopen with the static
+ * library, or after a dlopen by a bare name found along the calling
+ * module's own RUNPATH or with $ORIGIN (which the shared library passes
+ * straight to glibc), before a signal-safe call that should name the new
+ * module. Returns 0, or a negative errno-style code:
  * -ENOMEM when memory ran out (here, in libelf or in libdw); then the
  * modules that could be read are named, the others are written
  * path(+0xoffset) until the next refresh, backtrace_symbols or
