@@ -3,7 +3,8 @@
  * World: normal. Linked into the shared library only: in a static link
  * it would collide with libc.a's pthread_create.
  *
- * This is the one libc function the library exports; it forwards to the
+ * One of the libc functions the library exports (with dlopen, dlmopen and
+ * dlclose: src/symbolize/load_watch.c); it forwards to the
  * next pthread_create unchanged while the handler is off. */
 #define _GNU_SOURCE
 #include "alternate_stack.h"
