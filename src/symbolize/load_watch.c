@@ -94,6 +94,25 @@ static Dl_serinfo *search_list(void *map)
     return list;
 }
 
+/* Whether entry I of LIST names a directory that an earlier entry named:
+ * the loader searches it twice with the same result, so it does not count
+ * (our list has the program's DT_RPATH twice, once as our loader's). */
+static int seen_before(const Dl_serinfo *list, unsigned i)
+{
+    for (unsigned j = 0; j < i; j++)
+        if (strcmp(list->dls_serpath[j].dls_name, list->dls_serpath[i].dls_name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The next entry of LIST from *AT that counts, or -1. */
+static int next_counted(const Dl_serinfo *list, unsigned *at)
+{
+    while (*at < list->dls_cnt && seen_before(list, *at))
+        ++*at;
+    return *at < list->dls_cnt ? (int)(*at)++ : -1;
+}
+
 static int same_search(void *caller_map, void *our_map)
 {
     Lmid_t caller_space, our_space;
@@ -101,10 +120,17 @@ static int same_search(void *caller_map, void *our_map)
         dlinfo(our_map, RTLD_DI_LMID, &our_space) != 0 || caller_space != our_space)
         return 0;
     Dl_serinfo *caller = search_list(caller_map), *ours = search_list(our_map);
-    int same = caller != NULL && ours != NULL && caller->dls_cnt == ours->dls_cnt;
-    for (unsigned i = 0; same && i < caller->dls_cnt; i++)
-        same = caller->dls_serpath[i].dls_flags == ours->dls_serpath[i].dls_flags &&
-               strcmp(caller->dls_serpath[i].dls_name, ours->dls_serpath[i].dls_name) == 0;
+    int same = caller != NULL && ours != NULL;
+    unsigned at_caller = 0, at_ours = 0;
+    while (same) {
+        int a = next_counted(caller, &at_caller), b = next_counted(ours, &at_ours);
+        if (a < 0 || b < 0) {
+            same = a == b;
+            break;
+        }
+        same = caller->dls_serpath[a].dls_flags == ours->dls_serpath[b].dls_flags &&
+               strcmp(caller->dls_serpath[a].dls_name, ours->dls_serpath[b].dls_name) == 0;
+    }
     free(caller);
     free(ours);
     return same;

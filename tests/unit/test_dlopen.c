@@ -161,6 +161,20 @@ Test(dlopen, caller_runpath_and_origin_are_the_callers, .timeout = 30)
               "%s", result.output);
 }
 
+/* The same with a DT_RPATH, which glibc searches whoever the caller is:
+ * our dlopen searches as the program would, so it refreshes at once. */
+Test(dlopen, caller_rpath_is_searched_and_indexed_at_once, .timeout = 30)
+{
+    static struct child_result result;
+    char program[512];
+    snprintf(program, sizeof program, "%s/dlopen_caller_rpath", getenv("EXECINFO_EX_TESTS"));
+    char *argv[] = { program, NULL };
+    run_program(program, argv, NULL, NULL, &result);
+    assert_exited_with(&result, 0);
+    cr_assert(strstr(result.output, "libfixture_plugin.so(fixture_static_helper+0x1)[") != NULL,
+              "%s", result.output);
+}
+
 /* dlopen from a constructor, while the loader is inside the first dlopen
  * (its lock held): no deadlock, and both modules are named. */
 Test(dlopen, dlopen_from_a_constructor, .timeout = 30)
