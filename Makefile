@@ -123,11 +123,13 @@ HOOKS_SHARED   := $(BUILD)/libexecinfo_ex_hooks.so.$(VERSION)
 # entry points, so that a test program keeps glibc's malloc.
 HOOKS_INTERNAL := $(BUILD)/libexecinfo_ex_hooks_internal.a
 HOOKS_REPLACED := malloc free calloc realloc reallocarray posix_memalign memalign \
-	aligned_alloc valloc pvalloc malloc_usable_size mtrace muntrace
+	aligned_alloc valloc pvalloc malloc_usable_size mtrace muntrace dlopen dlmopen dlclose
+# Passes dlopen, dlmopen, dlclose on to the core's (src/symbolize/load_watch_forward.c).
+HOOKS_FORWARD  := $(BUILD)/obj/src/symbolize/load_watch_forward.o
 
-$(HOOKS_SHARED): $(HOOKS_OBJECTS) $(HOOKS_BASE) src/hooks/exports.map $(BUILD)/libexecinfo_ex.so
+$(HOOKS_SHARED): $(HOOKS_OBJECTS) $(HOOKS_BASE) $(HOOKS_FORWARD) src/hooks/exports.map $(BUILD)/libexecinfo_ex.so
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(HOOKS_SONAME) -Wl,--version-script,src/hooks/exports.map \
-		-Wl,-z,now -Wl,--no-undefined -o $@ $(HOOKS_OBJECTS) $(HOOKS_BASE) \
+		-Wl,-z,now -Wl,--no-undefined -o $@ $(HOOKS_OBJECTS) $(HOOKS_BASE) $(HOOKS_FORWARD) \
 		-L$(BUILD) -lexecinfo_ex -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
 
 $(BUILD)/libexecinfo_ex_hooks.so: $(HOOKS_SHARED)

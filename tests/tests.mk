@@ -14,7 +14,8 @@ HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/un
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
 TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse \
 	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program \
-	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath
+	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
+	$(BUILD)/tests/dlopen_crash
 CRITERION_RUN  := --jobs 2 --timeout 60
 
 $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
@@ -40,6 +41,11 @@ $(BUILD)/tests/dlopen_caller_rpath: tests/fixtures/dlopen_caller.c $(BUILD)/test
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -Iinclude -DINDEXED_AT_ONCE $< -o $@ -L$(BUILD) -lexecinfo_ex \
 		-Wl,--disable-new-dtags,-rpath,$(CURDIR)/$(BUILD):$(CURDIR)/$(BUILD)/tests/plugin_dir
+
+# Without our library: test_dlopen.c runs it under LD_PRELOAD.
+$(BUILD)/tests/dlopen_crash: tests/fixtures/dlopen_crash.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $< -o $@ -ldl
 
 $(BUILD)/tests/crash_static: tests/fixtures/crash_static.c all
 	@mkdir -p $(dir $@)

@@ -36,10 +36,16 @@ static _Atomic(close_function *) next_close;
 
 /* libc's definition: the default version (GLIBC_2.34 in libc.so.6 since
  * glibc 2.34, where the compatibility GLIBC_2.2.5 one is the same code);
- * found on first use, as thread_start.c finds pthread_create. */
+ * found on first use, as thread_start.c finds pthread_create. RTLD_NEXT
+ * searches the objects after ours only: when we come after libc (a
+ * dependency of the preloaded hooks library, load_watch_forward.c),
+ * libc's is found from the start, where a versioned lookup passes over
+ * unversioned definitions such as ours. */
 static void *find_next(const char *name, const char *version)
 {
     void *next = dlvsym(RTLD_NEXT, name, version);
+    if (next == NULL)
+        next = dlvsym(RTLD_DEFAULT, name, version);
     return next != NULL ? next : dlsym(RTLD_NEXT, name);
 }
 

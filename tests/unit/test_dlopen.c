@@ -76,6 +76,41 @@ Test(dlopen, crash_report_names_the_functions_of_a_module_opened_after_install, 
     cr_assert(strstr(out, "fixture_lib.so build-id ") != NULL, "%s", out);
 }
 
+/* A program built without us, under LD_PRELOAD: the core library with
+ * handler=1, and the hooks library alone, which comes before libc in the
+ * search order while its dependency, the core, comes after (the hooks
+ * library passes dlopen on to the core's: load_watch_forward.c). */
+static void preload(void *library)
+{
+    char value[1024];
+    snprintf(value, sizeof value, "%s/%s", getenv("EXECINFO_EX_BUILD"), (const char *)library);
+    setenv("LD_PRELOAD", value, 1);
+    setenv("EXECINFO_EX_OPTIONS", "handler=1", 1);
+}
+
+static void assert_preloaded_crash_named(const char *library)
+{
+    static struct child_result result;
+    char program[512];
+    snprintf(program, sizeof program, "%s/dlopen_crash", getenv("EXECINFO_EX_TESTS"));
+    char *argv[] = { program, NULL };
+    run_program(program, argv, preload, (void *)library, &result);
+    assert_died_by(&result, SIGSEGV);
+    cr_assert(strstr(result.output, "fixture_lib.so(fixture_crash_inner+") != NULL, "%s",
+              result.output);
+    cr_assert(strstr(result.output, "fixture_lib.so(fixture_crash+0x") != NULL, "%s", result.output);
+}
+
+Test(dlopen, preloaded_core_library_names_the_module, .timeout = 30)
+{
+    assert_preloaded_crash_named("libexecinfo_ex.so");
+}
+
+Test(dlopen, preloaded_hooks_library_names_the_module, .timeout = 30)
+{
+    assert_preloaded_crash_named("libexecinfo_ex_hooks.so");
+}
+
 Test(dlopen, dlmopen_is_refreshed_too, .timeout = 30)
 {
     void *library = dlmopen(LM_ID_BASE, fixture_path(), RTLD_NOW);
