@@ -119,12 +119,16 @@ static int next_counted(const Dl_serinfo *list, unsigned *at)
     return *at < list->dls_cnt ? (int)(*at)++ : -1;
 }
 
-static int same_search(void *caller_map, void *our_map)
+/* dlopen opens in the caller's namespace. */
+static int same_namespace(void *caller_map, void *our_map)
 {
     Lmid_t caller_space, our_space;
-    if (dlinfo(caller_map, RTLD_DI_LMID, &caller_space) != 0 ||
-        dlinfo(our_map, RTLD_DI_LMID, &our_space) != 0 || caller_space != our_space)
-        return 0;
+    return dlinfo(caller_map, RTLD_DI_LMID, &caller_space) == 0 &&
+           dlinfo(our_map, RTLD_DI_LMID, &our_space) == 0 && caller_space == our_space;
+}
+
+static int same_search(void *caller_map, void *our_map)
+{
     Dl_serinfo *caller = search_list(caller_map), *ours = search_list(our_map);
     int same = caller != NULL && ours != NULL;
     unsigned at_caller = 0, at_ours = 0;
@@ -162,13 +166,10 @@ static int caller_does_not_matter(const char *file, const void *caller)
         return 0;
     if (caller_map == our_map)
         return 1;
-    if (strchr(file, '/') != NULL) {
-        /* A path: only the caller's namespace counts (dlopen opens in it). */
-        Lmid_t caller_space, our_space;
-        return dlinfo(caller_map, RTLD_DI_LMID, &caller_space) == 0 &&
-               dlinfo(our_map, RTLD_DI_LMID, &our_space) == 0 && caller_space == our_space;
-    }
-    return same_search(caller_map, our_map);
+    if (!same_namespace(caller_map, our_map))
+        return 0;
+    /* A path: only the namespace counts; a bare name, the search too. */
+    return strchr(file, '/') != NULL || same_search(caller_map, our_map);
 }
 
 static void refresh_keeping_errno(void)
