@@ -31,6 +31,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/unwind/capture.c \
 	src/unwind/stack_walk.c \
 	src/unwind/dwarf_cfi.c \
+	src/unwind/eh_frame_locate.c \
 	src/unwind/dwarf_expression.c \
 	src/unwind/rule_cache.c \
 	src/unwind/walk_memo.c \

@@ -25,6 +25,7 @@ struct crash_facts {
     int64_t time_seconds;     /* CLOCK_REALTIME */
     long time_nanoseconds;
     void *frames[CRASH_FRAMES_MAX];
+    unsigned char frame_exact[CRASH_FRAMES_MAX]; /* 1: an interrupted pc, named by itself */
     int frame_count;
     int have_registers;
     uintptr_t registers[CRASH_REGISTERS];

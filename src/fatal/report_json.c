@@ -60,7 +60,7 @@ static void json_frames(struct text_out *out, const struct crash_facts *facts,
                         const struct index_snapshot *snapshot)
 {
     json_key(out, "frames", 0);
-    frame_json_array(out, snapshot, facts->frames, facts->frame_count, 1);
+    frame_json_array(out, snapshot, facts->frames, facts->frame_exact, facts->frame_count, 0);
 }
 
 static void json_modules(struct text_out *out, const struct crash_facts *facts,

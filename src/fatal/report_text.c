@@ -97,7 +97,7 @@ static void text_frames(struct text_out *out, const struct crash_facts *facts,
     text_out_string(out, " frames, the faulting instruction first):\n");
     for (int i = 0; i < facts->frame_count; i++) {
         uintptr_t address = (uintptr_t)facts->frames[i];
-        lookup_frame(snapshot, address, i == 0 || address == 0 ? address : address - 1, 1,
+        lookup_frame(snapshot, address, lookup_naming_address(address, facts->frame_exact[i]), 1,
                      &location);
         text_out_char(out, '#');
         text_out_decimal(out, (uint64_t)i);

@@ -28,11 +28,18 @@ static int is_useful(const GElf_Sym *symbol, const char *name)
     return name != NULL && name[0] != '\0' && name[0] != '$';
 }
 
+/* Between aliases a local symbol loses to a global or weak one: GCC's
+ * "fn.localalias" (and "fn.part.0"-style clones' aliases) sits at the
+ * address of the real "fn", which is the name addr2line and gdb show. */
+#define RANK_LOCAL (UINT32_C(1) << 30)
+
 int symbol_vector_add(struct symbol_vector *out, const GElf_Sym *symbol, const char *name,
                       uint32_t rank)
 {
     if (!is_useful(symbol, name))
         return 0;
+    if (GELF_ST_BIND(symbol->st_info) == STB_LOCAL)
+        rank |= RANK_LOCAL;
     return push(out, (struct symbol_entry){ symbol->st_value, symbol->st_size, name, rank });
 }
 
