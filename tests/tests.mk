@@ -13,12 +13,34 @@ INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/un
 HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/hooks_*.c))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
 TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse \
-	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program
+	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program $(BUILD)/tests/packed_functions.so \
+	$(BUILD)/tests/alias_program $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
 CRITERION_RUN  := --jobs 2 --timeout 60
 
 $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fPIC -shared $< -o $@
+
+# -Os: the functions follow each other with no padding (test_naming.c).
+$(BUILD)/tests/packed_functions.so: tests/fixtures/packed_functions.c
+	@mkdir -p $(dir $@)
+	$(CC) -Os -g -fPIC -shared $< -o $@
+
+# The flags with which GCC makes a ".localalias" of a global function.
+$(BUILD)/tests/alias_program: tests/fixtures/alias_program.c all
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fPIC -fno-semantic-interposition -Iinclude $< -o $@ \
+		-L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+# Fully static, as a user links it with the archive; and with glibc alone.
+$(BUILD)/tests/static_program: tests/fixtures/static_program.c all
+	@mkdir -p $(dir $@)
+	$(CC) -static -O1 -g -Iinclude $< -o $@ $(STATIC) $(shell pkg-config --static --libs $(PKGS)) \
+		-lpthread 2>&1 | { grep -v 'statically linked applications' || true; }
+
+$(BUILD)/tests/static_program_glibc: tests/fixtures/static_program.c
+	@mkdir -p $(dir $@)
+	$(CC) -static -O1 -g -DGLIBC_ONLY $< -o $@
 
 $(BUILD)/tests/crash_static: tests/fixtures/crash_static.c all
 	@mkdir -p $(dir $@)
