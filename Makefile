@@ -83,7 +83,7 @@ STATIC      := $(BUILD)/libexecinfo_ex.a
 .PHONY: all demo test test-unit test-checks test-integration test-stress bench install uninstall clean
 all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/libexecinfo_ex_hooks.so \
 	$(BUILD)/libexecinfo_ex_hooks_internal.a \
-	$(BUILD)/bin/execinfo_ex_run $(BUILD)/bin/execinfo_ex_leaks
+	$(BUILD)/bin/execinfo_ex_run $(BUILD)/bin/execinfo_ex_heap $(BUILD)/bin/execinfo_ex_leaks
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -142,11 +142,18 @@ PC_SUBSTITUTE := sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|'
 
 # ---- tools ---------------------------------------------------------------------
-# It checks its options with the library's own parser (options.o needs only libc).
-$(BUILD)/bin/execinfo_ex_run: tools/execinfo_ex_run.c $(BUILD)/obj/src/base/options.o Makefile
+# execinfo_ex_run (fatal handler) and execinfo_ex_heap (heap layer) share
+# tools/launch.c and check their options with the library's own parser
+# (options.o needs only libc). The library paths are compiled in: install
+# compiles them again, with the LIBDIR of that install.
+LAUNCH_SOURCES := tools/launch.c $(BUILD)/obj/src/base/options.o
+LAUNCH_CC = $(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc -Itools \
+	-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' \
+	-DEXECINFO_EX_HOOKS_LIBRARY_PATH='"$(LIBDIR)/$(HOOKS_SONAME)"'
+
+$(BUILD)/bin/execinfo_ex_%: tools/execinfo_ex_%.c tools/launch.h $(LAUNCH_SOURCES) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc \
-		-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' $< $(BUILD)/obj/src/base/options.o -o $@
+	$(LAUNCH_CC) $< $(LAUNCH_SOURCES) -o $@
 
 # ---- the leak report tool ----------------------------------------------------
 # tools/leaks/: reads an mtrace file, symbolizes with the static library's
@@ -200,9 +207,8 @@ install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(DOCDIR)/examples
-	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc \
-		-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' tools/execinfo_ex_run.c \
-		$(BUILD)/obj/src/base/options.o -o $(DESTDIR)$(BINDIR)/execinfo_ex_run
+	$(LAUNCH_CC) tools/execinfo_ex_run.c $(LAUNCH_SOURCES) -o $(DESTDIR)$(BINDIR)/execinfo_ex_run
+	$(LAUNCH_CC) tools/execinfo_ex_heap.c $(LAUNCH_SOURCES) -o $(DESTDIR)$(BINDIR)/execinfo_ex_heap
 	install -m 755 $(BUILD)/bin/execinfo_ex_leaks $(DESTDIR)$(BINDIR)/
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 include/execinfo_ex.h $(DESTDIR)$(INCLUDEDIR)/
@@ -228,7 +234,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libexecinfo_ex_hooks.so* $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc
 	rm -f $(patsubst man/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(MAN3))
 	rm -f $(patsubst man/man1/%,$(DESTDIR)$(MANDIR)/man1/%,$(MAN1)) $(DESTDIR)$(BINDIR)/execinfo_ex_run \
-	      $(DESTDIR)$(BINDIR)/execinfo_ex_leaks
+	      $(DESTDIR)$(BINDIR)/execinfo_ex_heap $(DESTDIR)$(BINDIR)/execinfo_ex_leaks
 	rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:

@@ -493,5 +493,45 @@ else
     show "$tmp/out/tool_relative.err"
 fi
 
+# Issue 13, item 5: an existing -o FILE is said once, before the program
+# runs (the report then goes to stderr); --overwrite replaces it.
+echo "old contents" >"$tmp/cwd/exists.txt"
+run_tool tool_exists - -o exists.txt sh -c 'kill -SEGV $$'
+said=$(grep -c 'exists.txt exists .*--overwrite replaces it' "$tmp/out/tool_exists.err" || true)
+if [ "$(cat "$tmp/out/tool_exists.status")" = 139 ] && [ "$said" = 1 ] &&
+    [ "$(head -n 1 "$tmp/out/tool_exists.err" | cut -c1-17)" = "execinfo_ex_run: " ] &&
+    grep -q 'fatal signal 11 (SIGSEGV)' "$tmp/out/tool_exists.err" &&
+    [ "$(cat "$tmp/cwd/exists.txt")" = "old contents" ]; then
+    ok "execinfo_ex_run -o EXISTING: says why once, first, on stderr; report on stderr; file kept"
+else
+    not_ok "execinfo_ex_run -o EXISTING: says why once, first, on stderr; report on stderr; file kept" \
+        "status $(cat "$tmp/out/tool_exists.status"), reason lines: $said"
+    show "$tmp/out/tool_exists.err"
+fi
+run_tool tool_overwrite - --overwrite -o exists.txt sh -c 'kill -SEGV $$'
+if [ "$(cat "$tmp/out/tool_overwrite.status")" = 139 ] && [ ! -s "$tmp/out/tool_overwrite.err" ] &&
+    grep -q 'fatal signal 11 (SIGSEGV)' "$tmp/cwd/exists.txt" && ! grep -q 'old contents' "$tmp/cwd/exists.txt"; then
+    ok "execinfo_ex_run --overwrite -o EXISTING: the report replaces the file, nothing on stderr"
+else
+    not_ok "execinfo_ex_run --overwrite -o EXISTING: the report replaces the file, nothing on stderr" \
+        "status $(cat "$tmp/out/tool_overwrite.status")"
+    show "$tmp/out/tool_overwrite.err"
+    show "$tmp/cwd/exists.txt"
+fi
+ln -s exists.txt "$tmp/cwd/link.txt"
+run_tool tool_overwrite_link - --overwrite -o link.txt true
+expect_grep "execinfo_ex_run --overwrite -o SYMLINK: says it is never replaced" "$tmp/out/tool_overwrite_link.err" \
+    '^execinfo_ex_run: .*link.txt is not a regular file of yours with one link'
+run_tool tool_no_directory - -o missing/crash.txt true
+expect_grep "execinfo_ex_run -o MISSING/FILE: says the file cannot be created" "$tmp/out/tool_no_directory.err" \
+    '^execinfo_ex_run: cannot create .*missing/crash.txt .*No such file or directory'
+run_tool tool_new_file - -o fresh.txt true
+if [ "$(cat "$tmp/out/tool_new_file.status")" = 0 ] && [ ! -s "$tmp/out/tool_new_file.err" ]; then
+    ok "execinfo_ex_run -o NEW-FILE, no crash: nothing on stderr"
+else
+    not_ok "execinfo_ex_run -o NEW-FILE, no crash: nothing on stderr"
+    show "$tmp/out/tool_new_file.err"
+fi
+
 echo "integration: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
