@@ -221,8 +221,10 @@ install: all
 	ln -sf $(HOOKS_SONAME) $(DESTDIR)$(LIBDIR)/libexecinfo_ex_hooks.so
 	$(PC_SUBSTITUTE) execinfo_ex.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc
 	$(PC_SUBSTITUTE) execinfo_ex_hooks.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc
+	$(PC_SUBSTITUTE) execinfo_ex_static.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_static.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc \
-		$(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc
+		$(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_static.pc
 	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 examples/*.c $(DESTDIR)$(DOCDIR)/examples/
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
@@ -231,7 +233,8 @@ uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/execinfo_ex.h \
 	      $(DESTDIR)$(LIBDIR)/libexecinfo_ex.so* $(DESTDIR)$(LIBDIR)/libexecinfo_ex.a \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc \
-	      $(DESTDIR)$(LIBDIR)/libexecinfo_ex_hooks.so* $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc
+	      $(DESTDIR)$(LIBDIR)/libexecinfo_ex_hooks.so* $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_static.pc
 	rm -f $(patsubst man/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(MAN3))
 	rm -f $(patsubst man/man1/%,$(DESTDIR)$(MANDIR)/man1/%,$(MAN1)) $(DESTDIR)$(BINDIR)/execinfo_ex_run \
 	      $(DESTDIR)$(BINDIR)/execinfo_ex_heap $(DESTDIR)$(BINDIR)/execinfo_ex_leaks

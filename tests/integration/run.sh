@@ -9,12 +9,17 @@
 #     global functions named in backtrace_symbols and backtrace_symbols_fd
 #     shapes, print_trace's " at user_program.c:LINE" equal to the call line.
 #  3. The same, and fd_only.c (only backtrace + backtrace_symbols_fd), linked
-#     statically: a second prefix without the .so files, so that
-#     `pkg-config --static --libs` makes the linker take libexecinfo_ex.a.
+#     statically with `pkg-config --cflags --libs execinfo_ex_static` from
+#     the same prefix, its .so beside the archive: nothing needs the .so.
 #  4. with_libunwind.c linked with -lexecinfo_ex -lunwind: backtrace is ours.
 #  5. The installed execinfo_ex_run: a crash's report and status; bad options
 #     (flags or inherited EXECINFO_EX_OPTIONS) refused with status 2; the
-#     order of the options it composes; a relative -o made absolute.
+#     order of the options it composes; a relative -o made absolute; an
+#     existing -o FILE said up front, --overwrite.
+#  6. The installed execinfo_ex_heap on heap_user.c (no library linked): a
+#     correct run (arguments untouched, status kept), a heap overflow (abort,
+#     report with the stacks; --on-error=report; --json -o), the flags as
+#     options, refusals, a leak trace for execinfo_ex_leaks.
 #
 # Prints "ok - ..." / "not ok - ..." (diagnostics as "#   ..." lines), then
 # "integration: N passed, M failed"; exits 1 when M > 0. Every program run
@@ -144,7 +149,8 @@ expect_grep() {
 INSTALLED_FILES="include/execinfo_ex.h lib/libexecinfo_ex.so lib/libexecinfo_ex.so.0
 lib/libexecinfo_ex.a lib/pkgconfig/execinfo_ex.pc share/man/man3/backtrace.3
 share/man/man3/backtrace_install_fatal_handler.3 share/man/man1/execinfo_ex_run.1
-bin/execinfo_ex_run share/doc/execinfo_ex/examples/print_trace.c"
+bin/execinfo_ex_run share/doc/execinfo_ex/examples/print_trace.c
+bin/execinfo_ex_heap share/man/man1/execinfo_ex_heap.1 lib/pkgconfig/execinfo_ex_static.pc"
 
 # expect_installed LABEL DIR: every INSTALLED_FILES entry exists under DIR.
 expect_installed() {
@@ -334,6 +340,22 @@ esac
 run_prog user_dynamic LD_LIBRARY_PATH="$prefix/lib"
 check_user_program user_dynamic
 
+# Issue 13, item 4: the prefix is outside the loader's path, so without
+# LD_LIBRARY_PATH the program does not start; the README's rpath from
+# pkg-config's libdir makes it start anywhere.
+run_prog user_dynamic
+if [ "$(cat "$tmp/out/user_dynamic.status")" = 127 ] &&
+    grep -q 'libexecinfo_ex.so.0: cannot open shared object file' "$tmp/out/user_dynamic.err"; then
+    ok "user_dynamic without LD_LIBRARY_PATH: does not start (the prefix is outside the loader's path)"
+else
+    not_ok "user_dynamic without LD_LIBRARY_PATH: does not start (the prefix is outside the loader's path)" \
+        "status $(cat "$tmp/out/user_dynamic.status"): the rpath check below proves nothing"
+fi
+rpath_flag=-Wl,-rpath,$(pkg "$prefix" --variable=libdir execinfo_ex)
+build user_rpath "$user_src" $cflags_libs "$rpath_flag"
+run_prog user_rpath
+check_user_program user_rpath
+
 # The crash-handler subset, dynamic: the control for the static case below.
 build fd_only_dynamic "$src/fd_only.c" $cflags_libs
 run_prog fd_only_dynamic LD_LIBRARY_PATH="$prefix/lib"
@@ -344,19 +366,21 @@ for function in fd_only_static_leaf fd_only_global_middle main; do
 done
 
 # ---- 3. linked statically against libexecinfo_ex.a ------------------------------
-# A user who wants the archive: a prefix without the .so files, and
-# `pkg-config --static` (our Requires.private and Libs.private follow).
+# Issue 13, item 1: the README's line, `pkg-config --cflags --libs
+# execinfo_ex_static` (-l:libexecinfo_ex.a), takes the archive from the
+# same prefix, with libexecinfo_ex.so beside it (`pkg-config --static
+# execinfo_ex` only adds the private libraries: the linker takes the .so).
 
-static_prefix=$tmp/static_prefix
-if quiet_make "$tmp/out/install_static.log" install PREFIX="$static_prefix" &&
-    rm -f "$static_prefix"/lib/libexecinfo_ex.so*; then
-    ok "make install PREFIX=<tmp>/static_prefix, then its .so files removed"
+static_flags=$(pkg "$prefix" --cflags --libs execinfo_ex_static 2>/dev/null || true)
+case $static_flags in
+    *-l:libexecinfo_ex.a*) ok "pkg-config --cflags --libs execinfo_ex_static: $static_flags" ;;
+    *) not_ok "pkg-config --cflags --libs execinfo_ex_static names -l:libexecinfo_ex.a" "got: $static_flags" ;;
+esac
+if [ -e "$prefix/lib/libexecinfo_ex.so" ]; then
+    ok "the prefix has libexecinfo_ex.so beside libexecinfo_ex.a (the case the static line must handle)"
 else
-    not_ok "make install PREFIX=<tmp>/static_prefix, then its .so files removed (the checks below use what it installed)"
-    show "$tmp/out/install_static.log" 20
-    rm -f "$static_prefix"/lib/libexecinfo_ex.so*
+    not_ok "the prefix has libexecinfo_ex.so beside libexecinfo_ex.a (the case the static line must handle)"
 fi
-static_flags=$(pkg "$static_prefix" --static --cflags --libs execinfo_ex 2>/dev/null || true)
 
 build user_static "$user_src" $static_flags
 if [ -x "$tmp/bin/user_static" ] &&
@@ -531,6 +555,132 @@ if [ "$(cat "$tmp/out/tool_new_file.status")" = 0 ] && [ ! -s "$tmp/out/tool_new
 else
     not_ok "execinfo_ex_run -o NEW-FILE, no crash: nothing on stderr"
     show "$tmp/out/tool_new_file.err"
+fi
+
+# ---- 6. the installed heap command -------------------------------------------------
+# Issue 13, item 3: execinfo_ex_heap finds the installed hooks library,
+# takes the heap options as flags, passes the arguments through and exits
+# with the program's status. heap_user.c is built with no library at all.
+heap_tool=$prefix/bin/execinfo_ex_heap
+build heap_user "$src/heap_user.c" -O0
+# run_heap NAME ARGS...: the installed heap command in <tmp>/cwd, with no
+# EXECINFO_EX_OPTIONS; out/NAME.{out,err,status}.
+run_heap() {
+    name=$1
+    shift
+    status=0
+    # The outer 2>/dev/null: the shell's own "Aborted" line.
+    { (cd "$tmp/cwd" && exec env -u EXECINFO_EX_OPTIONS timeout 20 "$heap_tool" "$@") \
+        >"$tmp/out/$name.out" 2>"$tmp/out/$name.err" || status=$?; } 2>/dev/null
+    echo "$status" >"$tmp/out/$name.status"
+}
+expect_heap_status() {
+    if [ "$(cat "$tmp/out/$1.status")" = "$2" ]; then
+        ok "execinfo_ex_heap $3: status $2"
+    else
+        not_ok "execinfo_ex_heap $3: status $2" "status $(cat "$tmp/out/$1.status")"
+        show "$tmp/out/$1.out"
+        show "$tmp/out/$1.err"
+    fi
+}
+
+run_heap heap_ok "$tmp/bin/heap_user" ok "two words" -- -x '' '$HOME' '*'
+expect_heap_status heap_ok 0 "on a correct program"
+printf '%s\n' "two words" -- -x '' '$HOME' '*' >"$tmp/out/heap_ok.want"
+if cmp -s "$tmp/out/heap_ok.want" "$tmp/out/heap_ok.out" && [ ! -s "$tmp/out/heap_ok.err" ]; then
+    ok "execinfo_ex_heap on a correct program: arguments passed untouched (spaces, --, -x, empty, \$HOME, *), nothing on stderr"
+else
+    not_ok "execinfo_ex_heap on a correct program: arguments passed untouched, nothing on stderr"
+    show "$tmp/out/heap_ok.out"
+    show "$tmp/out/heap_ok.err"
+fi
+run_heap heap_exit "$tmp/bin/heap_user" exit 7
+expect_heap_status heap_exit 7 "heap_user exit 7 (the program's own status)"
+
+run_heap heap_overflow "$tmp/bin/heap_user" overflow
+expect_heap_status heap_overflow 134 "on a heap overflow (the program's SIGABRT)"
+expect_grep "execinfo_ex_heap on a heap overflow: heap-buffer-overflow reported" "$tmp/out/heap_overflow.err" \
+    'heap error: heap-buffer-overflow .*found at free'
+expect_grep "execinfo_ex_heap on a heap overflow: the block's allocation stack names overflow_victim" \
+    "$tmp/out/heap_overflow.err" 'heap_user\(overflow_victim\+0x[0-9a-f]+\) \[0x[0-9a-f]+\] at ([^ ]*/)?heap_user\.c:[0-9]+$'
+expect_grep "execinfo_ex_heap on a heap overflow: the crash report of the abort" "$tmp/out/heap_overflow.err" \
+    'fatal signal 6 \(SIGABRT\)'
+
+run_heap heap_report -e report -g 32 -f 4 "$tmp/bin/heap_user" overflow
+expect_heap_status heap_report 5 "-e report -g 32 -f 4 on a heap overflow (the program goes on)"
+expect_grep "execinfo_ex_heap -e report: heap-buffer-overflow reported" "$tmp/out/heap_report.err" \
+    'heap error: heap-buffer-overflow'
+if grep -q 'fatal signal' "$tmp/out/heap_report.err"; then
+    not_ok "execinfo_ex_heap -e report: no crash report"
+    show "$tmp/out/heap_report.err"
+else
+    ok "execinfo_ex_heap -e report: no crash report"
+fi
+
+run_heap heap_json --json -o heap.json "$tmp/bin/heap_user" overflow
+expect_heap_status heap_json 134 "--json -o heap.json on a heap overflow"
+if python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["heap_error"]["kind"] == "heap-buffer-overflow", r["heap_error"]' \
+    "$tmp/cwd/heap.json" >"$tmp/out/heap_json.check" 2>&1 && [ ! -s "$tmp/out/heap_json.err" ]; then
+    ok "execinfo_ex_heap --json -o heap.json: one JSON report in the file, heap_error heap-buffer-overflow; stderr empty"
+else
+    not_ok "execinfo_ex_heap --json -o heap.json: one JSON report in the file, heap_error heap-buffer-overflow; stderr empty"
+    show "$tmp/out/heap_json.check"
+    show "$tmp/cwd/heap.json"
+    show "$tmp/out/heap_json.err"
+fi
+
+# The flags become the library's options, in order, after the inherited
+# ones; the installed library is preloaded.
+run_heap heap_compose -f 8 -g 32 -q 1M --fill 0xaa --alloc-fill 7 --fill-max 1K -e report \
+    --overwrite -o r.txt sh -c 'echo "$EXECINFO_EX_OPTIONS"; echo "$LD_PRELOAD"'
+want_options="heap_frames=8:guard=32:quarantine=1M:free_fill=0xaa:alloc_fill=7:fill_max=1K:on_error=report:overwrite=1:report=$tmp/cwd/r.txt"
+if [ "$(sed -n 1p "$tmp/out/heap_compose.out")" = "$want_options" ] &&
+    [ "$(sed -n 2p "$tmp/out/heap_compose.out")" = "$prefix/lib/libexecinfo_ex_hooks.so.0" ]; then
+    ok "execinfo_ex_heap flags: EXECINFO_EX_OPTIONS=$want_options, LD_PRELOAD=<prefix>/lib/libexecinfo_ex_hooks.so.0"
+else
+    not_ok "execinfo_ex_heap flags: EXECINFO_EX_OPTIONS and LD_PRELOAD" "want $want_options"
+    show "$tmp/out/heap_compose.out"
+    show "$tmp/out/heap_compose.err"
+fi
+
+run_heap heap_bad_guard -g 5000 sh -c 'echo ran'
+if [ "$(cat "$tmp/out/heap_bad_guard.status")" = 2 ] && ! grep -q ran "$tmp/out/heap_bad_guard.out" &&
+    grep -q "^execinfo_ex_heap: .*bad value '5000' for option 'guard'" "$tmp/out/heap_bad_guard.err"; then
+    ok "execinfo_ex_heap -g 5000: refused, status 2, the program not run"
+else
+    not_ok "execinfo_ex_heap -g 5000: refused, status 2, the program not run"
+    show "$tmp/out/heap_bad_guard.err"
+fi
+heap_status=0
+(cd "$tmp/cwd" && EXECINFO_EX_OPTIONS=heap=0 timeout 20 "$heap_tool" sh -c 'echo ran') \
+    >"$tmp/out/heap_off.out" 2>&1 || heap_status=$?
+if [ "$heap_status" = 2 ] && grep -q '^execinfo_ex_heap: .*heap=0' "$tmp/out/heap_off.out"; then
+    ok "execinfo_ex_heap with EXECINFO_EX_OPTIONS=heap=0: refused, status 2"
+else
+    not_ok "execinfo_ex_heap with EXECINFO_EX_OPTIONS=heap=0: refused, status 2" "status $heap_status"
+    show "$tmp/out/heap_off.out"
+fi
+run_heap heap_help --help
+expect_heap_status heap_help 0 "--help"
+expect_grep "execinfo_ex_heap --help: usage, every flag" "$tmp/out/heap_help.out" \
+    '^Usage: execinfo_ex_heap \[OPTION\]\.\.\. \[--\] PROGRAM \[ARGUMENT\]\.\.\.$'
+for flag in --frames --guard --quarantine --fill --alloc-fill --fill-max --on-error --report --overwrite --json --mtrace; do
+    grep -q -- "$flag" "$tmp/out/heap_help.out" || not_ok "execinfo_ex_heap --help: mentions $flag"
+done
+run_heap heap_none
+expect_heap_status heap_none 2 "with no program"
+
+# A leak report: the program calls mtrace(); --mtrace names the trace.
+run_heap heap_leak --mtrace=leak.trace "$tmp/bin/heap_user" leak
+expect_heap_status heap_leak 0 "--mtrace=leak.trace heap_user leak"
+leaks_status=0
+"$prefix/bin/execinfo_ex_leaks" "$tmp/cwd/leak.trace" >"$tmp/out/leaks.out" 2>&1 || leaks_status=$?
+if [ "$leaks_status" = 1 ] && grep -q '^400 bytes in 4 blocks' "$tmp/out/leaks.out" &&
+    grep -Eq 'leak_victim at ([^ ]*/)?heap_user\.c:[0-9]+' "$tmp/out/leaks.out"; then
+    ok "execinfo_ex_leaks on the trace: 400 bytes in 4 blocks from leak_victim, status 1"
+else
+    not_ok "execinfo_ex_leaks on the trace: 400 bytes in 4 blocks from leak_victim, status 1" "status $leaks_status"
+    show "$tmp/out/leaks.out"
 fi
 
 echo "integration: $passed passed, $failed failed"
