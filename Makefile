@@ -203,6 +203,22 @@ include tests/fuzz/fuzz.mk
 MAN3 := $(wildcard man/man3/*.3)
 MAN1 := $(wildcard man/man1/*.1)
 
+# ld.so finds a bare library name (LD_PRELOAD=libexecinfo_ex_hooks.so, a
+# program linked without an rpath) only through its cache: an install to
+# the real root (no DESTDIR) into a directory ldconfig scans refreshes the
+# cache, and so does uninstall. Elsewhere, install says what to do instead.
+# Issue 13; the tests replace LDCONFIG.
+LDCONFIG ?= /sbin/ldconfig
+LOADER_NOTE = note: $(LIBDIR) is not in the loader's path: build programs with \
+	-Wl,-rpath,$(LIBDIR) (or run them with LD_LIBRARY_PATH=$(LIBDIR)) and preload \
+	$(LIBDIR)/libexecinfo_ex_hooks.so by its full path, or use execinfo_ex_heap (README.md)
+# refresh_loader_cache WHAT-ELSE: the recipe line; WHAT-ELSE runs when
+# LIBDIR is not scanned.
+refresh_loader_cache = @if [ -n "$(DESTDIR)" ]; then :; \
+	elif sh tools/loader_knows.sh '$(LIBDIR)' '$(LDCONFIG)'; then \
+	  echo '$(LDCONFIG)'; $(LDCONFIG) || echo 'warning: $(LDCONFIG) failed: run it as root'; \
+	else $(1); fi
+
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BINDIR) \
@@ -228,6 +244,7 @@ install: all
 	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 examples/*.c $(DESTDIR)$(DOCDIR)/examples/
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
+	$(call refresh_loader_cache,echo "$(LOADER_NOTE)")
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/execinfo_ex.h \
@@ -239,6 +256,7 @@ uninstall:
 	rm -f $(patsubst man/man1/%,$(DESTDIR)$(MANDIR)/man1/%,$(MAN1)) $(DESTDIR)$(BINDIR)/execinfo_ex_run \
 	      $(DESTDIR)$(BINDIR)/execinfo_ex_heap $(DESTDIR)$(BINDIR)/execinfo_ex_leaks
 	rm -rf $(DESTDIR)$(DOCDIR)
+	$(call refresh_loader_cache,:)
 
 clean:
 	rm -rf $(BUILD)

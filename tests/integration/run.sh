@@ -3,7 +3,9 @@
 # would. Run by `make test-integration` (after `make all`) from the repo root:
 #   sh tests/integration/run.sh
 #
-#  1. make install PREFIX=<tmp>/prefix; make install/uninstall with DESTDIR.
+#  1. make install PREFIX=<tmp>/prefix; make install/uninstall with DESTDIR;
+#     ldconfig run by install and uninstall only without DESTDIR and for a
+#     LIBDIR ldconfig scans (a fake ldconfig; the real one for the query).
 #  2. user_program.c built with `cc ... $(pkg-config --cflags --libs
 #     execinfo_ex)`, without -rdynamic, run with LD_LIBRARY_PATH: static and
 #     global functions named in backtrace_symbols and backtrace_symbols_fd
@@ -281,6 +283,61 @@ if [ -z "$left" ]; then
     ok "make uninstall removes every installed file"
 else
     not_ok "make uninstall removes every installed file" "left: $left"
+fi
+
+# Issue 13, item 2: install and uninstall run ldconfig when the install is
+# to the real root (no DESTDIR) and ldconfig scans LIBDIR. A fake ldconfig
+# answers the query (-v -N -X) with FAKE_SCANNED and logs any other call.
+fake_ldconfig=$tmp/bin/fake_ldconfig
+cat >"$fake_ldconfig" <<EOF
+#!/bin/sh
+if [ "\$1" = -v ]; then
+    printf '%s: (from fake.conf:1)\n\tlibfake.so.1 -> libfake.so.1.0\n' "\$FAKE_SCANNED"
+    exit 0
+fi
+echo "ldconfig \$*" >>"$tmp/out/ldconfig.log"
+EOF
+chmod +x "$fake_ldconfig"
+ld_prefix=$tmp/ld_prefix
+# ldconfig_case DESCRIPTION WANT(ran|not-run) SCANNED MAKE-ARGS...
+ldconfig_case() {
+    description=$1
+    want=$2
+    scanned=$3
+    shift 3
+    rm -f "$tmp/out/ldconfig.log"
+    FAKE_SCANNED=$scanned quiet_make "$tmp/out/ldconfig_make.log" "$@" LDCONFIG="$fake_ldconfig" || true
+    if [ -s "$tmp/out/ldconfig.log" ]; then got=ran; else got=not-run; fi
+    if [ "$got" = "$want" ]; then
+        ok "make $1 ...: ldconfig $want ($description)"
+    else
+        not_ok "make $1 ...: ldconfig $want ($description)" "ldconfig $got; make $*"
+        show "$tmp/out/ldconfig_make.log"
+    fi
+}
+ldconfig_case "no DESTDIR, LIBDIR scanned" ran "$ld_prefix/lib" install PREFIX="$ld_prefix"
+ldconfig_case "LIBDIR scanned, but DESTDIR given" not-run "$tmp/ld_stage$ld_prefix/lib" \
+    install PREFIX="$ld_prefix" DESTDIR="$tmp/ld_stage"
+ldconfig_case "no DESTDIR, LIBDIR not scanned" not-run /usr/local/lib install PREFIX="$ld_prefix"
+expect_grep "make install into a directory ldconfig does not scan: says what to do" "$tmp/out/ldconfig_make.log" \
+    "^note: $ld_prefix/lib is not in the loader's path: build programs with -Wl,-rpath,$ld_prefix/lib"
+ldconfig_case "no DESTDIR, LIBDIR scanned" ran "$ld_prefix/lib" uninstall PREFIX="$ld_prefix"
+# The query itself, with the real ldconfig: /usr/local/lib (libc.conf) and
+# /usr/lib/x86_64-linux-gnu (listed as /lib/... on a merged /usr) are
+# scanned, a temporary prefix is not.
+for dir in /usr/local/lib /usr/lib/x86_64-linux-gnu; do
+    if [ ! -d "$dir" ]; then
+        ok "tools/loader_knows.sh $dir: skipped, no such directory"
+    elif sh tools/loader_knows.sh "$dir"; then
+        ok "tools/loader_knows.sh $dir: ldconfig scans it"
+    else
+        not_ok "tools/loader_knows.sh $dir: ldconfig scans it" "$(/sbin/ldconfig -v -N -X 2>/dev/null | grep '^/' | tr '\n' ';')"
+    fi
+done
+if sh tools/loader_knows.sh "$prefix/lib"; then
+    not_ok "tools/loader_knows.sh <tmp>/prefix/lib: not scanned"
+else
+    ok "tools/loader_knows.sh <tmp>/prefix/lib: not scanned"
 fi
 
 # ---- 2. a user program, dynamic -----------------------------------------------
