@@ -80,7 +80,7 @@ SONAME      := libexecinfo_ex.so.$(SOVERSION)
 SHARED      := $(BUILD)/libexecinfo_ex.so.$(VERSION)
 STATIC      := $(BUILD)/libexecinfo_ex.a
 
-.PHONY: all demo test test-unit test-checks test-integration test-stress bench install uninstall clean
+.PHONY: all demo test test-unit test-checks test-integration test-readme test-stress bench install uninstall clean
 all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/libexecinfo_ex_hooks.so \
 	$(BUILD)/libexecinfo_ex_hooks_internal.a \
 	$(BUILD)/bin/execinfo_ex_run $(BUILD)/bin/execinfo_ex_heap $(BUILD)/bin/execinfo_ex_leaks
