@@ -83,7 +83,8 @@ STATIC      := $(BUILD)/libexecinfo_ex.a
 .PHONY: all demo test test-unit test-checks test-integration test-readme test-stress bench install uninstall clean
 all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/libexecinfo_ex_hooks.so \
 	$(BUILD)/libexecinfo_ex_hooks_internal.a \
-	$(BUILD)/bin/execinfo_ex_run $(BUILD)/bin/execinfo_ex_heap $(BUILD)/bin/execinfo_ex_leaks
+	$(BUILD)/bin/execinfo_ex_run $(BUILD)/bin/execinfo_ex_heap $(BUILD)/bin/execinfo_ex_leaks \
+	$(BUILD)/execinfo_ex/mtrace_at_load.so
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -149,7 +150,15 @@ PC_SUBSTITUTE := sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 LAUNCH_SOURCES := tools/launch.c $(BUILD)/obj/src/base/options.o
 LAUNCH_CC = $(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc -Itools \
 	-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' \
-	-DEXECINFO_EX_HOOKS_LIBRARY_PATH='"$(LIBDIR)/$(HOOKS_SONAME)"'
+	-DEXECINFO_EX_HOOKS_LIBRARY_PATH='"$(LIBDIR)/$(HOOKS_SONAME)"' \
+	-DEXECINFO_EX_MTRACE_AT_LOAD_PATH='"$(LIBDIR)/execinfo_ex/mtrace_at_load.so"'
+# execinfo_ex_heap --leaks preloads it after the hooks library, which it
+# needs (found by its rpath, one directory up): it starts mtrace() at load.
+MTRACE_AT_LOAD := $(BUILD)/execinfo_ex/mtrace_at_load.so
+$(MTRACE_AT_LOAD): tools/mtrace_at_load.c $(BUILD)/libexecinfo_ex_hooks.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -fPIC -shared -Wl,--no-undefined $< -o $@ \
+		-L$(BUILD) -lexecinfo_ex_hooks -Wl,-rpath,'$$ORIGIN/..'
 
 $(BUILD)/bin/execinfo_ex_%: tools/execinfo_ex_%.c tools/launch.h $(LAUNCH_SOURCES) Makefile
 	@mkdir -p $(dir $@)
@@ -235,6 +244,8 @@ install: all
 	install -m 755 $(HOOKS_SHARED) $(DESTDIR)$(LIBDIR)/
 	ln -sf libexecinfo_ex_hooks.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(HOOKS_SONAME)
 	ln -sf $(HOOKS_SONAME) $(DESTDIR)$(LIBDIR)/libexecinfo_ex_hooks.so
+	install -d $(DESTDIR)$(LIBDIR)/execinfo_ex
+	install -m 755 $(MTRACE_AT_LOAD) $(DESTDIR)$(LIBDIR)/execinfo_ex/
 	$(PC_SUBSTITUTE) execinfo_ex.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc
 	$(PC_SUBSTITUTE) execinfo_ex_hooks.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc
 	$(PC_SUBSTITUTE) execinfo_ex_static.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_static.pc
@@ -252,6 +263,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc \
 	      $(DESTDIR)$(LIBDIR)/libexecinfo_ex_hooks.so* $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_static.pc
+	rm -rf $(DESTDIR)$(LIBDIR)/execinfo_ex
 	rm -f $(patsubst man/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(MAN3))
 	rm -f $(patsubst man/man1/%,$(DESTDIR)$(MANDIR)/man1/%,$(MAN1)) $(DESTDIR)$(BINDIR)/execinfo_ex_run \
 	      $(DESTDIR)$(BINDIR)/execinfo_ex_heap $(DESTDIR)$(BINDIR)/execinfo_ex_leaks

@@ -5,7 +5,8 @@
  *
  * Like execinfo_ex_run it becomes the program (execvp, tools/launch.c): the
  * exit status is PROGRAM's, and a heap error with --on-error=abort is
- * PROGRAM's death by SIGABRT, after the report. */
+ * PROGRAM's death by SIGABRT, after the report. --leaks preloads
+ * tools/mtrace_at_load.c too, which starts the trace at load. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +20,13 @@
 #ifndef EXECINFO_EX_HOOKS_LIBRARY_PATH
 #define EXECINFO_EX_HOOKS_LIBRARY_PATH "/usr/local/lib/libexecinfo_ex_hooks.so.0"
 #endif
+/* tools/mtrace_at_load.c, for --leaks. */
+#ifndef EXECINFO_EX_MTRACE_AT_LOAD_PATH
+#define EXECINFO_EX_MTRACE_AT_LOAD_PATH "/usr/local/lib/execinfo_ex/mtrace_at_load.so"
+#endif
+
+/* --leaks: the trace starts at load; its stacks, unless --mtrace-frames. */
+static int trace_at_load, trace_frames_given;
 
 static void usage(FILE *out)
 {
@@ -48,9 +56,13 @@ static void usage(FILE *out)
           "      --overwrite        replace FILE if it exists (a regular file of yours\n"
           "                         with one link)\n"
           "  -j, --json             reports as JSON\n"
-          "      --mtrace=FILE      MALLOC_TRACE=FILE: a PROGRAM that calls mtrace()\n"
-          "                         traces its allocations there, for execinfo_ex_leaks\n"
-          "      --mtrace-frames=N  with --mtrace, N frames of stack per event (0 to 64)\n"
+          "  -l, --leaks=FILE       trace every allocation and free of PROGRAM, from its\n"
+          "                         start to its exit, to FILE (glibc's mtrace format,\n"
+          "                         16 frames of stack per event) for execinfo_ex_leaks\n"
+          "      --mtrace=FILE      MALLOC_TRACE=FILE only: a PROGRAM that calls mtrace()\n"
+          "                         traces from there to its muntrace()\n"
+          "      --mtrace-frames=N  frames of stack per traced event (0 to 64; default 0,\n"
+          "                         16 with --leaks)\n"
           "  -h, --help             show this help and exit\n"
           "  -V, --version          show the version and exit\n"
           "\n"
@@ -88,6 +100,7 @@ static void set_trace(const struct launch *launch, const char *file)
 static int build_options(int argc, char **argv, struct launch *launch)
 {
     enum { FILL = 256, ALLOC_FILL, FILL_MAX, OVERWRITE, MTRACE, MTRACE_FRAMES };
+    const char *short_options = "+f:g:q:e:o:jl:hV";
     static const struct option long_options[] = {
         { "frames", required_argument, NULL, 'f' },   { "guard", required_argument, NULL, 'g' },
         { "quarantine", required_argument, NULL, 'q' }, { "fill", required_argument, NULL, FILL },
@@ -95,7 +108,7 @@ static int build_options(int argc, char **argv, struct launch *launch)
         { "fill-max", required_argument, NULL, FILL_MAX },
         { "on-error", required_argument, NULL, 'e' }, { "report", required_argument, NULL, 'o' },
         { "overwrite", no_argument, NULL, OVERWRITE }, { "json", no_argument, NULL, 'j' },
-        { "mtrace", required_argument, NULL, MTRACE },
+        { "leaks", required_argument, NULL, 'l' },   { "mtrace", required_argument, NULL, MTRACE },
         { "mtrace-frames", required_argument, NULL, MTRACE_FRAMES },
         { "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -103,7 +116,7 @@ static int build_options(int argc, char **argv, struct launch *launch)
     int c;
 
     launch_init(launch, "execinfo_ex_heap", NULL);
-    while ((c = getopt_long(argc, argv, "+f:g:q:e:o:jhV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
         switch (c) {
         case 'f': launch_append(launch, "heap_frames", optarg); break;
         case 'g': launch_append(launch, "guard", optarg); break;
@@ -115,13 +128,19 @@ static int build_options(int argc, char **argv, struct launch *launch)
         case 'o': launch_append_report(launch, optarg); break;
         case OVERWRITE: launch_append(launch, "overwrite", "1"); break;
         case 'j': launch_append(launch, "format", "json"); break;
+        case 'l': set_trace(launch, optarg); trace_at_load = 1; break;
         case MTRACE: set_trace(launch, optarg); break;
-        case MTRACE_FRAMES: launch_append(launch, "mtrace_frames", optarg); break;
+        case MTRACE_FRAMES:
+            launch_append(launch, "mtrace_frames", optarg);
+            trace_frames_given = 1;
+            break;
         case 'h': usage(stdout); exit(0);
         case 'V': puts("execinfo_ex_heap 0.1.0"); exit(0);
         default: usage(stderr); exit(2);
         }
     }
+    if (trace_at_load && !trace_frames_given)
+        launch_append(launch, "mtrace_frames", "16");
     return optind;
 }
 
@@ -139,5 +158,6 @@ int main(int argc, char **argv)
     launch_check(&launch, &parsed);
     if (parsed.heap == 0)
         launch_fail(&launch, "EXECINFO_EX_OPTIONS has heap=0, which turns off the checks this tool is for");
-    launch_exec(&launch, "EXECINFO_EX_HOOKS_LIBRARY", EXECINFO_EX_HOOKS_LIBRARY_PATH, argv + first);
+    launch_exec(&launch, "EXECINFO_EX_HOOKS_LIBRARY", EXECINFO_EX_HOOKS_LIBRARY_PATH,
+                trace_at_load ? EXECINFO_EX_MTRACE_AT_LOAD_PATH : NULL, argv + first);
 }

@@ -98,5 +98,5 @@ int main(int argc, char **argv)
     launch_check(&launch, &parsed);
     if (parsed.handler == 0)
         launch_fail(&launch, "EXECINFO_EX_OPTIONS has handler=0, which turns off the handler this tool is for");
-    launch_exec(&launch, "EXECINFO_EX_LIBRARY", EXECINFO_EX_LIBRARY_PATH, argv + first);
+    launch_exec(&launch, "EXECINFO_EX_LIBRARY", EXECINFO_EX_LIBRARY_PATH, NULL, argv + first);
 }

@@ -106,8 +106,16 @@ void launch_check(struct launch *launch, struct options *parsed)
     check_report_file(launch, parsed);
 }
 
+static void check_readable(const struct launch *launch, const char *library)
+{
+    if (access(library, R_OK) != 0) {
+        fprintf(stderr, "%s: cannot read %s: %s\n", launch->tool, library, strerror(errno));
+        exit(127);
+    }
+}
+
 static void set_preload(const struct launch *launch, const char *environment_name,
-                        const char *library)
+                        const char *library, const char *extra)
 {
     const char *chosen = getenv(environment_name);
     const char *existing = getenv("LD_PRELOAD");
@@ -115,12 +123,12 @@ static void set_preload(const struct launch *launch, const char *environment_nam
 
     if (chosen == NULL || chosen[0] == '\0')
         chosen = library;
-    if (access(chosen, R_OK) != 0) {
-        fprintf(stderr, "%s: cannot read %s: %s\n", launch->tool, chosen, strerror(errno));
-        exit(127);
-    }
-    if (asprintf(&value, "%s%s%s", chosen, existing && existing[0] ? ":" : "",
-                 existing ? existing : "") < 0 || setenv("LD_PRELOAD", value, 1) != 0) {
+    check_readable(launch, chosen);
+    if (extra != NULL)
+        check_readable(launch, extra);
+    if (asprintf(&value, "%s%s%s%s%s", chosen, extra ? ":" : "", extra ? extra : "",
+                 existing && existing[0] ? ":" : "", existing ? existing : "") < 0 ||
+        setenv("LD_PRELOAD", value, 1) != 0) {
         fprintf(stderr, "%s: out of memory\n", launch->tool);
         exit(127);
     }
@@ -128,13 +136,13 @@ static void set_preload(const struct launch *launch, const char *environment_nam
 }
 
 _Noreturn void launch_exec(struct launch *launch, const char *environment_name,
-                           const char *library, char **argv)
+                           const char *library, const char *extra, char **argv)
 {
     if (setenv("EXECINFO_EX_OPTIONS", launch->options, 1) != 0) {
         fprintf(stderr, "%s: out of memory\n", launch->tool);
         exit(127);
     }
-    set_preload(launch, environment_name, library);
+    set_preload(launch, environment_name, library, extra);
     execvp(argv[0], argv);
     fprintf(stderr, "%s: cannot run %s: %s\n", launch->tool, argv[0], strerror(errno));
     exit(127);

@@ -35,9 +35,10 @@ void launch_append_report(struct launch *launch, const char *file);
 void launch_check(struct launch *launch, struct options *parsed);
 
 /* Set EXECINFO_EX_OPTIONS, put LIBRARY first in LD_PRELOAD (ENVIRONMENT_NAME,
- * when set and not empty, names another library) and execvp ARGV. */
+ * when set and not empty, names another library), then EXTRA unless it is
+ * NULL, and execvp ARGV. */
 _Noreturn void launch_exec(struct launch *launch, const char *environment_name,
-                           const char *library, char **argv);
+                           const char *library, const char *extra, char **argv);
 
 _Noreturn void launch_fail(const struct launch *launch, const char *message);
 

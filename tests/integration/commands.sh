@@ -6,7 +6,8 @@
 #  - the installed execinfo_ex_heap on heap_user.c (no library linked): a
 #    correct run (arguments untouched, status kept), a heap overflow (abort,
 #    the report with the stacks; --on-error=report; --json -o), the flags
-#    as options, refusals, a leak trace for execinfo_ex_leaks.
+#    as options, refusals, leak traces for execinfo_ex_leaks (--mtrace for a
+#    program that calls mtrace(), --leaks for one that does not).
 # shellcheck shell=sh
 
 # Issue 13, item 5: an existing -o FILE is said once, before the program
@@ -156,7 +157,7 @@ run_heap heap_help --help
 expect_heap_status heap_help 0 "--help"
 expect_grep "execinfo_ex_heap --help: usage, every flag" "$tmp/out/heap_help.out" \
     '^Usage: execinfo_ex_heap \[OPTION\]\.\.\. \[--\] PROGRAM \[ARGUMENT\]\.\.\.$'
-for flag in --frames --guard --quarantine --fill --alloc-fill --fill-max --on-error --report --overwrite --json --mtrace; do
+for flag in --frames --guard --quarantine --fill --alloc-fill --fill-max --on-error --report --overwrite --json --leaks --mtrace; do
     grep -q -- "$flag" "$tmp/out/heap_help.out" || not_ok "execinfo_ex_heap --help: mentions $flag"
 done
 run_heap heap_none
@@ -173,4 +174,29 @@ if [ "$leaks_status" = 1 ] && grep -q '^400 bytes in 4 blocks' "$tmp/out/leaks.o
 else
     not_ok "execinfo_ex_leaks on the trace: 400 bytes in 4 blocks from leak_victim, status 1" "status $leaks_status"
     show "$tmp/out/leaks.out"
+fi
+
+# --leaks: a program that never calls mtrace() is traced from load to exit.
+run_heap heap_leaks --leaks=quiet.trace "$tmp/bin/heap_user" leak-quiet
+expect_heap_status heap_leaks 0 "--leaks=quiet.trace heap_user leak-quiet (no mtrace() call)"
+leaks_status=0
+"$prefix/bin/execinfo_ex_leaks" "$tmp/cwd/quiet.trace" >"$tmp/out/leaks_quiet.out" 2>&1 || leaks_status=$?
+if [ "$leaks_status" = 1 ] && grep -q '^300 bytes in 3 blocks' "$tmp/out/leaks_quiet.out" &&
+    grep -Eq '#0 leak_victim at ([^ ]*/)?heap_user\.c:[0-9]+' "$tmp/out/leaks_quiet.out" &&
+    grep -Eq '#1 main at ([^ ]*/)?heap_user\.c:[0-9]+' "$tmp/out/leaks_quiet.out"; then
+    ok "execinfo_ex_leaks on the --leaks trace: 300 bytes in 3 blocks, leak_victim called by main (stacks), status 1"
+else
+    not_ok "execinfo_ex_leaks on the --leaks trace: 300 bytes in 3 blocks, leak_victim called by main (stacks), status 1" \
+        "status $leaks_status"
+    show "$tmp/out/leaks_quiet.out"
+    show "$tmp/out/heap_leaks.err"
+fi
+run_heap heap_leaks_preload --leaks=t2 sh -c 'echo "$LD_PRELOAD"; echo "$MALLOC_TRACE"; echo "$EXECINFO_EX_OPTIONS"'
+if [ "$(sed -n 1p "$tmp/out/heap_leaks_preload.out")" = "$prefix/lib/libexecinfo_ex_hooks.so.0:$prefix/lib/execinfo_ex/mtrace_at_load.so" ] &&
+    [ "$(sed -n 2p "$tmp/out/heap_leaks_preload.out")" = "$tmp/cwd/t2" ] &&
+    [ "$(sed -n 3p "$tmp/out/heap_leaks_preload.out")" = "mtrace_frames=16" ]; then
+    ok "execinfo_ex_heap --leaks=t2: preloads the hooks library then mtrace_at_load.so, MALLOC_TRACE absolute, mtrace_frames=16"
+else
+    not_ok "execinfo_ex_heap --leaks=t2: preloads the hooks library then mtrace_at_load.so, MALLOC_TRACE absolute, mtrace_frames=16"
+    show "$tmp/out/heap_leaks_preload.out"
 fi

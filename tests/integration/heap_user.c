@@ -7,7 +7,9 @@
  *                         overflow_victim allocated, frees it, then exits 5
  *                         (reached with --on-error=report only)
  *   heap_user leak        mtrace(), leaks 4 blocks of 100 bytes from
- *                         leak_victim, muntrace(), exits 0 */
+ *                         leak_victim, muntrace(), exits 0
+ *   heap_user leak-quiet  leaks 3 blocks of 100 bytes from leak_victim,
+ *                         frees one of 50, never calls mtrace(), exits 0 */
 #include <mcheck.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,12 @@ int main(int argc, char **argv)
         muntrace();
         return 0;
     }
-    fputs("usage: heap_user ok ARG... | exit N | overflow | leak\n", stderr);
+    if (argc == 2 && strcmp(argv[1], "leak-quiet") == 0) {
+        for (int i = 0; i < 3; i++)
+            leak_victim();
+        free(malloc(50));
+        return 0;
+    }
+    fputs("usage: heap_user ok ARG... | exit N | overflow | leak | leak-quiet\n", stderr);
     return 2;
 }

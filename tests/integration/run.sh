@@ -149,7 +149,8 @@ INSTALLED_FILES="include/execinfo_ex.h lib/libexecinfo_ex.so lib/libexecinfo_ex.
 lib/libexecinfo_ex.a lib/pkgconfig/execinfo_ex.pc share/man/man3/backtrace.3
 share/man/man3/backtrace_install_fatal_handler.3 share/man/man1/execinfo_ex_run.1
 bin/execinfo_ex_run share/doc/execinfo_ex/examples/print_trace.c
-bin/execinfo_ex_heap share/man/man1/execinfo_ex_heap.1 lib/pkgconfig/execinfo_ex_static.pc"
+bin/execinfo_ex_heap share/man/man1/execinfo_ex_heap.1 lib/pkgconfig/execinfo_ex_static.pc
+lib/execinfo_ex/mtrace_at_load.so"
 
 # expect_installed LABEL DIR: every INSTALLED_FILES entry exists under DIR.
 expect_installed() {

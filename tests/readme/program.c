@@ -1,6 +1,6 @@
 /* program.c: the README's "./program args" for tests/readme/run.sh: a
  * correct program (every block is freed), built with no library, that
- * calls mtrace() and muntrace() as the README's leak example needs, and
+ * calls mtrace() and muntrace() (a program --mtrace can trace too), and
  * exits 0 whatever its arguments. It says what was loaded into it, so
  * that a preload that did nothing (ld.so's one line of warning, then a
  * run unchecked) fails the test:

@@ -209,9 +209,9 @@ else
         "$(readelf -d "$scratch/prog_static" 2>&1 | grep NEEDED | tr '\n' ' ')"
 fi
 if grep -q '^= Start' "$scratch/trace" 2>/dev/null; then
-    ok "the README's leak example: execinfo_ex_heap --mtrace wrote the trace execinfo_ex_leaks read"
+    ok "the README's leak example: execinfo_ex_heap wrote ./trace, which execinfo_ex_leaks read"
 else
-    not_ok "the README's leak example: execinfo_ex_heap --mtrace wrote the trace execinfo_ex_leaks read"
+    not_ok "the README's leak example: execinfo_ex_heap wrote ./trace, which execinfo_ex_leaks read"
 fi
 
 echo "readme: $passed passed, $failed failed"
