@@ -5,6 +5,7 @@
 #   tests/stress/test_*.c         threads and signals for a bounded time
 #   tests/tools/*.sh, *.py        symbol and safety checks of the built objects
 #   tests/integration/run.sh      install, build programs as a user would, run
+#   tests/readme/run.sh           the command blocks of README.md, as written
 
 TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Iinclude -Isrc -Itests $(DEP_CFLAGS) $(shell pkg-config --cflags libunwind)
 TEST_LIBS   := -lcriterion -lunwind -ldl -lpthread
@@ -85,7 +86,7 @@ $(BUILD)/tests/stress_%: tests/stress/%.c tests/support.h all $(TEST_FIXTURES)
 	$(CC) $(TEST_CFLAGS) $< -o $@ -L$(BUILD) -lexecinfo_ex \
 		-Wl,-rpath,$(CURDIR)/$(BUILD) $(TEST_LIBS)
 
-test: test-checks test-unit test-integration test-stress
+test: test-checks test-unit test-integration test-readme test-stress
 
 test-unit: $(API_TESTS) $(INTERNAL_TESTS) $(HOOKS_TESTS)
 	@set -e; for t in $^; do echo "== $$t"; \
@@ -106,3 +107,7 @@ test-checks: all
 
 test-integration: all
 	sh tests/integration/run.sh
+
+# Issue 13: every command block of README.md, as written, in a fresh prefix.
+test-readme: all
+	sh tests/readme/run.sh
