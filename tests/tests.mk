@@ -15,7 +15,7 @@ HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/un
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
 TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse \
 	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program $(BUILD)/tests/packed_functions.so \
-	$(BUILD)/tests/alias_program $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
+	$(BUILD)/tests/odd_symbols.so $(BUILD)/tests/alias_program $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
 CRITERION_RUN  := --jobs 2 --timeout 60
 
 $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
@@ -26,6 +26,10 @@ $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
 $(BUILD)/tests/packed_functions.so: tests/fixtures/packed_functions.c
 	@mkdir -p $(dir $@)
 	$(CC) -Os -g -fPIC -shared $< -o $@
+
+$(BUILD)/tests/odd_symbols.so: tests/fixtures/odd_symbols.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fPIC -shared $< -o $@
 
 # The flags with which GCC makes a ".localalias" of a global function.
 $(BUILD)/tests/alias_program: tests/fixtures/alias_program.c all

@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <ucontext.h>
 
 #define PACKED_COUNT 8
@@ -101,6 +102,90 @@ Test(naming, symbols_names_function_pointers_as_glibc_does)
     cr_assert(strstr(ours[PACKED_COUNT], "(glibc_function+0)"), "%s", ours[PACKED_COUNT]);
     free(ours);
     free(theirs);
+}
+
+/* ---- addresses that are no function's ---- */
+
+#define ODD_ADDRESSES 11
+
+struct address_list {
+    void *addresses[ODD_ADDRESSES];
+    int count;
+    symbols_fd_function *write;
+};
+
+static void write_address_list(int fd, void *context)
+{
+    struct address_list *list = context;
+    list->write(list->addresses, list->count, fd);
+}
+
+static void assert_named_as_glibc_names(struct address_list *list)
+{
+    struct address_list theirs = *list;
+    list->write = backtrace_symbols_fd;
+    theirs.write = (symbols_fd_function *)glibc_function("backtrace_symbols_fd");
+    char *our_text = capture_output(write_address_list, list);
+    char *their_text = capture_output(write_address_list, &theirs);
+    cr_assert_str_eq(our_text, their_text);
+    free(our_text);
+    free(their_text);
+}
+
+/* A link warning's symbol (value 0, in a section never mapped) does not
+ * name the module's ELF header; of two aliases of different sizes, the
+ * long one names an address past the short one's end. */
+Test(naming, unmapped_sections_and_aliases_of_two_sizes_as_glibc_does)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/odd_symbols.so", getenv("EXECINFO_EX_TESTS"));
+    void *library = dlopen(path, RTLD_NOW);
+    cr_assert_not_null(library, "%s", dlerror());
+    cr_assert_eq(backtrace_refresh_index(), 0);
+    Dl_info info;
+    cr_assert_neq(dladdr(dlsym(library, "odd_table"), &info), 0);
+
+    struct address_list list = { .count = 0 };
+    list.addresses[list.count++] = (char *)info.dli_fbase + 0x10;
+    const char *objects[] = { "odd_table", "odd_small" };
+    const int offsets[] = { 0, 8, 100, 200, 255 };
+    for (int o = 0; o < 2; o++)
+        for (int i = 0; i < 5; i++)
+            list.addresses[list.count++] = (char *)dlsym(library, objects[o]) + offsets[i];
+    assert_named_as_glibc_names(&list);
+
+    /* Either order of the two sizes is seen: odd_small, the short one,
+     * comes first in .dynsym (it would name nothing past 16 bytes). */
+    char **names = backtrace_symbols(list.addresses, list.count);
+    cr_assert_not_null(names);
+    cr_assert(strstr(names[6], "(odd_small+0) "), "%s", names[6]);
+    cr_assert(strstr(names[8], "(odd_small_long+0x64)"), "%s", names[8]);
+    free(names);
+}
+
+/* Memory that is no module: JIT code in a memfd, a mapped data file. */
+Test(naming, mapped_files_that_are_no_module_are_bare_addresses)
+{
+    int code = memfd_create("jit", 0);
+    cr_assert_geq(code, 0);
+    cr_assert_eq(ftruncate(code, 4096), 0);
+    char *jit = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, code, 0);
+    cr_assert_neq(jit, MAP_FAILED);
+    char file[] = "/tmp/execinfo_ex_naming_XXXXXX";
+    int data = mkstemp(file);
+    cr_assert_geq(data, 0);
+    cr_assert_eq(ftruncate(data, 4096), 0);
+    char *mapped = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, data, 0);
+    cr_assert_neq(mapped, MAP_FAILED);
+    unlink(file);
+
+    struct address_list list = { .addresses = { jit + 0x10, mapped + 0x10 }, .count = 2 };
+    assert_named_as_glibc_names(&list);
+    char **names = backtrace_symbols(list.addresses, list.count);
+    cr_assert_not_null(names);
+    cr_assert_eq(names[0][0], '[', "%s", names[0]);
+    cr_assert_eq(names[1][0], '[', "%s", names[1]);
+    free(names);
 }
 
 /* ---- a fault on a function's first instruction, in the program's own handler ---- */
