@@ -14,6 +14,7 @@
 #include "signal_frame.h"
 #include "../unwind/stack_walk.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -25,22 +26,33 @@
 #define FPREGS_WINDOW 1024                /* fpregs lies this close after the mcontext */
 #define WALK_STEPS 64                     /* frames between here and the signal frame */
 
+#define READABLE 1
+#define UNREADABLE 0
+#define CANNOT_TELL (-1)  /* process_vm_readv refused (a seccomp filter) */
+
 static int copy_if_readable(void *copy, const void *address, size_t length)
 {
     struct iovec local = { copy, length };
     struct iovec remote = { (void *)address, length };
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)length;
+    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    if (got == (ssize_t)length)
+        return READABLE;
+    return got >= 0 || errno == EFAULT ? UNREADABLE : CANNOT_TELL;
 }
 
 /* Laid out as the kernel's signal frame: readable, 16-byte aligned (the
  * kernel aligns it so), fpregs just after the mcontext (the kernel's FPU
- * state follows the siginfo; getcontext's is inside the ucontext_t). */
-static int looks_like_kernel_ucontext(const void *ucontext)
+ * state follows the siginfo; getcontext's is inside the ucontext_t).
+ * Where nothing can be read to tell, only WHERE_KERNEL_PUTS_IT passes. */
+static int looks_like_kernel_ucontext(const void *ucontext, int where_kernel_puts_it)
 {
     uintptr_t at = (uintptr_t)ucontext;
     unsigned char copy[KERNEL_UCONTEXT_SIZE];
-    if (ucontext == NULL || at % 16 != 0 || !copy_if_readable(copy, ucontext, sizeof copy))
+    if (ucontext == NULL || at % 16 != 0)
         return 0;
+    int readable = copy_if_readable(copy, ucontext, sizeof copy);
+    if (readable != READABLE)
+        return readable == CANNOT_TELL && where_kernel_puts_it;
     uintptr_t fpregs;
     memcpy(&fpregs, copy + offsetof(ucontext_t, uc_mcontext) + offsetof(mcontext_t, fpregs),
            sizeof fpregs);
@@ -50,7 +62,8 @@ static int looks_like_kernel_ucontext(const void *ucontext)
 static int info_names(const siginfo_t *info, int signo)
 {
     siginfo_t copy;
-    return info != NULL && copy_if_readable(&copy, info, sizeof copy) && copy.si_signo == signo;
+    return info != NULL && copy_if_readable(&copy, info, sizeof copy) == READABLE &&
+           copy.si_signo == signo;
 }
 
 /* DWARF register r of the walk is gregs[greg_of_dwarf[r]]. */
@@ -100,8 +113,11 @@ void signal_frame_resolve(struct signal_frame *frame, int signo, siginfo_t *info
     static ucontext_t own;
     uintptr_t at = (uintptr_t)ucontext;
     memset(frame, 0, sizeof *frame);
+    /* Called by the kernel itself: the ucontext follows the return address
+     * (the trampoline's) right above the handler's saved frame pointer. */
+    int right_above = at == handler_frame + 2 * sizeof(uintptr_t);
     if (at > handler_frame && at - handler_frame < NEAR_HANDLER &&
-        looks_like_kernel_ucontext(ucontext)) {
+        looks_like_kernel_ucontext(ucontext, right_above)) {
         frame->ucontext = ucontext;
         if (info_filled && ((uintptr_t)info == at + KERNEL_UCONTEXT_SIZE || info_names(info, signo)))
             frame->info = info;
@@ -109,7 +125,7 @@ void signal_frame_resolve(struct signal_frame *frame, int signo, siginfo_t *info
     }
     frame->plain_call = 1;
     void *found = find_kernel_ucontext(&own);
-    if (found != NULL && looks_like_kernel_ucontext(found)) {
+    if (found != NULL && looks_like_kernel_ucontext(found, 1)) {
         frame->ucontext = found;
         frame->found_by_walk = 1;
         siginfo_t *found_info = (siginfo_t *)((char *)found + KERNEL_UCONTEXT_SIZE);

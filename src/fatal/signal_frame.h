@@ -22,7 +22,10 @@ struct signal_frame {
  * looked for by walking this stack up to its first signal frame, and
  * failing that the context is this call's own (its caller). INFO is kept
  * only if INFO_FILLED (the kernel filled siginfo for the running action).
- * Signal-safe; reads only through process_vm_readv and the walker. */
+ * HANDLER_FRAME is the handler's __builtin_frame_address(0). Signal-safe;
+ * reads only through process_vm_readv and the walker (where a seccomp
+ * filter refuses process_vm_readv, a UCONTEXT right above HANDLER_FRAME,
+ * where the kernel puts it, and the frame the walk finds are taken). */
 void signal_frame_resolve(struct signal_frame *frame, int signo, siginfo_t *info,
                           void *ucontext, uintptr_t handler_frame, int info_filled);
 

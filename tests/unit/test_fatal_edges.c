@@ -6,12 +6,17 @@
  * a hang into a death by SIGALRM, which the assertions then reject. */
 #define _GNU_SOURCE
 #include <execinfo_ex.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 
 #include "support.h"
@@ -355,6 +360,50 @@ Test(edges, called_plainly_from_a_siginfo_handler_with_readable_garbage, .timeou
     cr_assert(first != NULL && strstr(first, "(write_to_null+") != NULL &&
               strstr(first, "(write_to_null+") < strchr(first, '\n'), "%s", out);
     assert_in(out, "*** end of report");
+}
+
+/* The handler checks what it is given with process_vm_readv; where a
+ * seccomp filter refuses it (some sandboxes do), the kernel's own call
+ * must still give a whole report. Not a test of the old code: of the new
+ * code's fallback. */
+static void refuse_process_vm_readv(void)
+{
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog program = { sizeof filter / sizeof filter[0], filter };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
+        _exit(97);
+}
+
+static void crash_without_process_vm_readv(void *context)
+{
+    alarm(HANG_BOUND);
+    install_or_exit(NULL);
+    refuse_process_vm_readv();
+    if (context != NULL)
+        _exit((int)read_through_freed_pointer());
+    write_to_null();
+}
+
+Test(edges, with_process_vm_readv_refused_the_report_is_still_whole, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_without_process_vm_readv, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    assert_in(result.output, "(SIGSEGV), code 1 (SEGV_MAPERR), fault address 0x10\n");
+    assert_in(result.output, "(write_to_null+0) [");
+    assert_in(result.output, "*** end of report");
+    /* The instruction cannot be read then: the registers still hint. */
+    run_child(crash_without_process_vm_readv, (void *)1, &result);
+    assert_died_by(&result, SIGSEGV);
+    assert_in(result.output, "code 128 (SI_KERNEL), fault address unknown\n");
+    assert_in(result.output, " holds 0xefefefefefefefef: not canonical, the free-fill pattern 0xef\n");
+    assert_in(result.output, "*** end of report");
 }
 
 /* ---- items 10 and 11: a report file that stops taking bytes ---- */
