@@ -25,6 +25,7 @@ LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP
 # tests/tools/signal_safe_allowlist.txt (checked by make test).
 SIGNAL_SAFE_SOURCES := \
 	src/base/fd_write.c \
+	src/base/report_file.c \
 	src/base/text_out.c \
 	src/base/json_out.c \
 	src/base/maps_reader.c \
@@ -44,6 +45,8 @@ SIGNAL_SAFE_SOURCES := \
 	src/base/utc_time.c \
 	src/fatal/signal_names.c \
 	src/fatal/collect.c \
+	src/fatal/fault_hint.c \
+	src/fatal/signal_frame.c \
 	src/fatal/report_text.c \
 	src/fatal/report_json.c \
 	src/fatal/handler.c \
@@ -117,7 +120,7 @@ $(STATIC): $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 HOOKS_SOURCES  := $(sort $(wildcard src/hooks/*.c))
 HOOKS_OBJECTS  := $(HOOKS_SOURCES:%.c=$(BUILD)/obj/%.o)
 HOOKS_BASE     := $(addprefix $(BUILD)/obj/src/base/,options.o environment.o fd_write.o text_out.o \
-	json_out.o)
+	json_out.o report_file.o)
 HOOKS_SONAME   := libexecinfo_ex_hooks.so.$(SOVERSION)
 HOOKS_SHARED   := $(BUILD)/libexecinfo_ex_hooks.so.$(VERSION)
 # For the unit tests of tests/unit/hooks_*.c: the modules without the

@@ -14,8 +14,9 @@ INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/un
 HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/hooks_*.c))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
 TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse \
-	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program $(BUILD)/tests/packed_functions.so \
-	$(BUILD)/tests/odd_symbols.so $(BUILD)/tests/alias_program $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
+	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program $(BUILD)/tests/freed_pointer \
+	$(BUILD)/tests/packed_functions.so $(BUILD)/tests/odd_symbols.so $(BUILD)/tests/alias_program \
+	$(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
 CRITERION_RUN  := --jobs 2 --timeout 60
 
 $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
@@ -56,6 +57,13 @@ $(BUILD)/tests/heap_misuse: tests/fixtures/heap_misuse.c all
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Wno-alloc-size-larger-than -fno-builtin -Iinclude $< -o $@ \
 		-L$(BUILD) -lexecinfo_ex_hooks \
 		-lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+# A use after free that the hooks library's free fill turns into a
+# general-protection fault (tests/unit/test_fatal_edges.c).
+$(BUILD)/tests/freed_pointer: tests/fixtures/freed_pointer.c all
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fno-builtin $< -o $@ \
+		-L$(BUILD) -lexecinfo_ex_hooks -Wl,-rpath,$(CURDIR)/$(BUILD)
 
 # -O0: each call on its own line, as the test expects them.
 $(BUILD)/tests/mtrace_program: tests/fixtures/mtrace_program.c all
