@@ -34,7 +34,14 @@ static size_t glibc_usable_size(void *real)
     return chunk > overhead ? chunk - overhead : 0;
 }
 
-static void *allocate_recorded(size_t size, size_t alignment, int with_stack)
+/* glibc's mmapped chunks (bit 1 of the size word) come fresh from mmap:
+ * already zero, as glibc's calloc knows. */
+static int glibc_chunk_is_mmapped(void *real)
+{
+    return (((const size_t *)real)[-1] & 2) != 0;
+}
+
+static void *allocate_recorded(size_t size, size_t alignment, int with_stack, int zeroed)
 {
     size_t real_size = block_real_size(&heap.layout, size, alignment);
     if (real_size == 0) {
@@ -51,7 +58,10 @@ static void *allocate_recorded(size_t size, size_t alignment, int with_stack)
     uintptr_t user = (uintptr_t)real + block_front(&heap.layout, alignment);
     size_t usable = glibc_usable_size(real) - block_front(&heap.layout, alignment);
     block_prepare(&heap.layout, user, size, alignment, stack, usable);
-    block_fill(user, size, heap.options.fill_max, heap.options.alloc_fill);
+    if (!zeroed)
+        block_fill(user, size, heap.options.fill_max, heap.options.alloc_fill);
+    else if (!glibc_chunk_is_mmapped(real))
+        memset((void *)user, 0, size); /* a fresh mmapped chunk is zero already */
     if (block_set_insert(user) != 0) {
         __libc_free(real);
         errno = ENOMEM;
@@ -66,7 +76,18 @@ void *heap_allocate(size_t size, size_t alignment)
         return alignment <= 16 ? __libc_malloc(size) : __libc_memalign(alignment, size);
     int with_stack = heap_busy == 0;
     heap_busy++;
-    void *user = allocate_recorded(size, alignment, with_stack);
+    void *user = allocate_recorded(size, alignment, with_stack, 0);
+    heap_busy--;
+    return user;
+}
+
+void *heap_allocate_zeroed(size_t size)
+{
+    if (!heap_ready())
+        return __libc_calloc(1, size); /* heap=0: glibc's calloc, which skips fresh pages */
+    int with_stack = heap_busy == 0;
+    heap_busy++;
+    void *user = allocate_recorded(size, 16, with_stack, 1);
     heap_busy--;
     return user;
 }

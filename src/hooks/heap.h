@@ -64,6 +64,9 @@ int heap_stack_frames(stack_id id, uint32_t *thread, void **frames, int capacity
 /* The defaults behind the hook pointers and the entry points. ALIGNMENT is
  * a power of two >= 16. Errors as glibc's: NULL with errno ENOMEM. */
 void *heap_allocate(size_t size, size_t alignment);
+/* calloc's default: SIZE zeroed bytes, without writing pages that are
+ * zero already (glibc's calloc with heap=0; a fresh mmapped chunk). */
+void *heap_allocate_zeroed(size_t size);
 void heap_release(void *pointer);
 void *heap_reallocate(void *pointer, size_t size);
 size_t heap_usable_size(void *pointer);

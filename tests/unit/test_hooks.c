@@ -165,6 +165,21 @@ Test(hooks, edge_cases_behave_as_glibc, .timeout = 60)
     assert_in(result.output, "usable(20)=24\n"); /* glibc's own answer */
 }
 
+/* heap=0 is glibc's calloc; recording, a fresh mmapped chunk is not
+ * cleared again: the pages stay untouched (not resident). */
+Test(hooks, a_large_calloc_touches_only_what_is_used, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("calloc_resident", NULL, NULL, &result);
+    assert_exited_with(&result, 0);
+    run_misuse("calloc_resident", "heap=0", NULL, &result);
+    assert_exited_with(&result, 0);
+    run_misuse("calloc_resident", "alloc_fill=0xaa", NULL, &result);
+    assert_exited_with(&result, 0);
+    run_misuse("calloc_resident", NULL, "LIBC_HOOKS_ENABLE=1", &result);
+    assert_exited_with(&result, 0);
+}
+
 Test(hooks, a_mistake_in_the_options_is_reported_once, .timeout = 60)
 {
     static struct child_result result;
