@@ -15,7 +15,11 @@
 #include "quarantine.h"
 #include "state.h"
 
+#include "../base/maps_reader.h"
+
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <malloc.h>
 #include <sched.h>
 #include <string.h>
@@ -97,7 +101,7 @@ static void report(enum heap_error kind, uintptr_t address, uintptr_t block,
 {
     struct heap_error_facts error = {
         .kind = kind, .address = address, .block = block,
-        .size = facts != NULL ? facts->size : 0,
+        .size_known = facts != NULL, .size = facts != NULL ? facts->size : 0,
         .offset = (long)(address - block),
         .alloc_stack = facts != NULL ? facts->alloc_stack : 0,
         .free_stack = free_stack, .found = found,
@@ -181,26 +185,77 @@ static uintptr_t block_around(uintptr_t address, struct block_facts *facts)
     return block;
 }
 
+/* The mapping of the calling thread's stack, remembered per thread (found
+ * again when the stack pointer has left it: the main stack grows). */
+static __thread uintptr_t stack_low __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t stack_high __attribute__((tls_model("initial-exec")));
+
+static int in_own_stack(uintptr_t address)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (sp < stack_low || sp >= stack_high) {
+        struct maps_entry entry;
+        if (maps_find(sp, &entry) != 0)
+            return 0;
+        stack_low = entry.start;
+        stack_high = entry.end;
+    }
+    return address >= stack_low && address < stack_high;
+}
+
+/* A 16-aligned pointer glibc never gave out: into the calling thread's
+ * stack or into a loaded module (its code, data or bss). glibc's free
+ * would abort with "free(): invalid pointer" or trust whatever lies
+ * before it as a chunk header. Another thread's stack is an anonymous
+ * mapping like glibc's arenas and is not told apart. */
+static const char *not_a_heap_region(uintptr_t address, const char **module)
+{
+    struct dl_find_object object;
+    if (_dl_find_object((void *)address, &object) == 0) {
+        const struct link_map *map = object.dlfo_link_map;
+        *module = map != NULL && map->l_name != NULL ? map->l_name : "";
+        return "module";
+    }
+    return in_own_stack(address) ? "stack" : NULL;
+}
+
+/* ADDRESS, given to free or realloc, is not one of our blocks. Reported
+ * (and 1 returned) when it plainly is no heap block at all: inside one of
+ * ours, in a stack or a module, or (before any malloc_set_state)
+ * misaligned. Otherwise it is glibc's: allocated before the hook layer
+ * was ready, or with heap=0, or known to a restored state. */
+static int report_if_no_block(uintptr_t address, const char *found)
+{
+    struct block_facts facts;
+    uintptr_t block = block_around(address, &facts);
+    if (block != 0) {
+        report(HEAP_INTERIOR_FREE, address, block, &facts, 0, found);
+        return 1;
+    }
+    const char *module = NULL;
+    const char *region = not_a_heap_region(address, &module);
+    if (region != NULL || (!state_restored() && address % 16 != 0)) {
+        struct heap_error_facts error = {
+            .kind = HEAP_INVALID_FREE, .address = address, .found = found,
+            .region = region, .module = module,
+        };
+        heap_report_error(&error);
+        return 1;
+    }
+    return 0;
+}
+
 /* Not ours: glibc's, unless it is plainly not a block pointer. After a
  * malloc_set_state, the restored state may know pointers the registry
- * never saw: those pass through unreported (a pointer inside one of our
- * blocks is still an error). */
+ * never saw: those pass through unreported. */
 static void release_foreign(void *pointer)
 {
     uintptr_t address = (uintptr_t)pointer;
     if (heap.recording) {
-        struct block_facts facts;
-        uintptr_t block = block_around(address, &facts);
-        if (block != 0) {
-            report(HEAP_INTERIOR_FREE, address, block, &facts, 0, "at free");
+        if (report_if_no_block(address, "at free"))
             return;
-        }
         if (state_restored())
             state_forget(address);
-        else if (address % 16 != 0) {
-            report(HEAP_INVALID_FREE, address, 0, NULL, 0, "at free");
-            return;
-        }
     }
     __libc_free(pointer);
 }
@@ -280,6 +335,17 @@ void *heap_reallocate(void *pointer, size_t size)
         if (size == 0) {
             heap_release(pointer);
             return NULL;
+        }
+        if (heap.recording) {
+            /* As free does: glibc would print "realloc(): invalid old
+             * size" or trust user bytes that look like a chunk header. */
+            heap_busy++;
+            int reported = report_if_no_block((uintptr_t)pointer, "at realloc");
+            heap_busy--;
+            if (reported) {
+                errno = EINVAL; /* on_error=report: the pointer is left alone */
+                return NULL;
+            }
         }
         if (state_restored())
             state_forget((uintptr_t)pointer);

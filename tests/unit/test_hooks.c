@@ -412,6 +412,119 @@ Test(hooks, json_crash_report_has_the_heap_members, .timeout = 60)
                 "and d[\"heap_damaged\"][0][\"offset\"] == 26");
 }
 
+/* ---- text and JSON: one set of facts, two renderers ---- */
+
+/* Run COMMAND with OPTIONS twice, as text and with format=json, and check
+ * with tests/tools/heap_report_facts.py that both say the same. */
+static void assert_text_and_json_agree(const char *command, const char *options, int signo)
+{
+    static struct child_result text, json;
+    char with_json[256];
+    snprintf(with_json, sizeof with_json, "%s%sformat=json", options, options[0] ? ":" : "");
+    run_misuse(command, options, NULL, &text);
+    run_misuse(command, with_json, NULL, &json);
+    if (signo != 0) {
+        assert_died_by(&text, signo);
+        assert_died_by(&json, signo);
+    }
+    char text_path[96], json_path[96], check[512];
+    snprintf(text_path, sizeof text_path, "/tmp/execinfo_ex_facts_%d.txt", (int)getpid());
+    snprintf(json_path, sizeof json_path, "/tmp/execinfo_ex_facts_%d.json", (int)getpid());
+    FILE *file = fopen(text_path, "w");
+    fputs(text.output, file);
+    fclose(file);
+    file = fopen(json_path, "w");
+    fputs(json.output, file);
+    fclose(file);
+    snprintf(check, sizeof check, "python3 %s/../tests/tools/heap_report_facts.py %s %s 2>&1",
+             getenv("EXECINFO_EX_BUILD"), text_path, json_path);
+    static char verdict[1 << 14];
+    FILE *pipe = popen(check, "r");
+    size_t length = fread(verdict, 1, sizeof verdict - 1, pipe);
+    verdict[length] = '\0';
+    int status = pclose(pipe);
+    unlink(text_path);
+    unlink(json_path);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: text and JSON differ:\n%s", command,
+              verdict);
+}
+
+Test(hooks, text_and_json_heap_errors_carry_the_same_facts, .timeout = 120)
+{
+    static const char *const commands[] = {
+        "double_free", "overflow", "underflow", "invalid_free", "interior_free",
+        "interior_realloc", "stack_free", "global_free", "damaged_header",
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        assert_text_and_json_agree(commands[i], "on_error=report", 0);
+    assert_text_and_json_agree("use_after_free", "on_error=report:quarantine=64K", 0);
+    /* Inside the abort's crash report (the held error). */
+    assert_text_and_json_agree("double_free", "", SIGABRT);
+}
+
+/* The crash handler's scan: the block at the fault and every damaged one,
+ * a freed block with its free stack in both formats. */
+Test(hooks, text_and_json_heap_scans_carry_the_same_facts, .timeout = 60)
+{
+    assert_text_and_json_agree("crash_in_freed_block", "", SIGSEGV);
+    static struct child_result result;
+    run_misuse("crash_in_freed_block", NULL, NULL, &result);
+    const char *damaged = strstr(result.output, "*** heap-use-after-free: freed 8192-byte block");
+    cr_assert_not_null(damaged, "%s", result.output);
+    assert_stack_names(damaged, "*** freed by thread ", "(free_victim+");
+}
+
+/* ---- pointers that are no block: inside one, in a stack, in a module ---- */
+
+Test(hooks, realloc_of_a_pointer_inside_a_block_is_reported, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("interior_realloc", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    const char *report = heap_report(&result);
+    assert_in(report, "invalid-free-inside-block");
+    assert_in(report, "(found at realloc)");
+    assert_in(report, " of 64 bytes; the address is at offset 32 (inside it)");
+    assert_stack_names(report, "*** here:", "(realloc_again+");
+    assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
+    run_misuse("misaligned_realloc", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    assert_in(heap_report(&result), "invalid-free at 0x");
+}
+
+Test(hooks, free_of_an_aligned_stack_or_global_address_is_reported, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("stack_free", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    const char *report = heap_report(&result);
+    assert_in(report, "invalid-free at 0x");
+    assert_in(report, "*** not a heap block: the address is in the calling thread's stack\n");
+    assert_stack_names(report, "*** here:", "(free_again+");
+    cr_assert_null(strstr(result.output, "free(): invalid pointer"), "%s", result.output);
+    run_misuse("global_free", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    report = heap_report(&result);
+    assert_in(report, "*** not a heap block: the address is in the image of the main program\n");
+    assert_stack_names(report, "*** here:", "(free_again+");
+}
+
+/* An overwritten header leaves the size unknown: said so, and null in JSON. */
+Test(hooks, a_damaged_header_says_the_size_is_unknown, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("damaged_header", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    const char *report = heap_report(&result);
+    assert_in(report, "heap-metadata-damaged");
+    assert_in(report, " of unknown size (its header is damaged); the address is at offset 0\n");
+    cr_assert_null(strstr(report, "of 0 bytes"), "%s", report);
+    run_misuse("damaged_header", "format=json:on_error=report", NULL, &result);
+    assert_exited_with(&result, 0);
+    assert_json(result.output, "d[\"kind\"] == \"heap-metadata-damaged\" and d[\"size\"] is None "
+                               "and d[\"offset\"] == 0");
+}
+
 /* ---- programs nobody here wrote, preloaded ---- */
 
 static void run_shell(const char *command, char *output, size_t capacity, int *status)
