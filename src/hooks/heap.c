@@ -45,9 +45,13 @@ static int glibc_chunk_is_mmapped(void *real)
     return (((const size_t *)real)[-1] & 2) != 0;
 }
 
-static void *allocate_recorded(size_t size, size_t alignment, int with_stack, int zeroed)
+/* HEADROOM: bytes of slack beyond the guard that a realloc may grow into
+ * in place later. */
+static void *allocate_recorded(size_t size, size_t alignment, int with_stack, int zeroed,
+                               size_t headroom)
 {
-    size_t real_size = block_real_size(&heap.layout, size, alignment);
+    size_t real_size = size > BLOCK_SIZE_MAX ? 0 : block_real_size(&heap.layout, size + headroom,
+                                                                   alignment);
     if (real_size == 0) {
         errno = ENOMEM;
         return NULL;
@@ -80,7 +84,7 @@ void *heap_allocate(size_t size, size_t alignment)
         return alignment <= 16 ? __libc_malloc(size) : __libc_memalign(alignment, size);
     int with_stack = heap_busy == 0;
     heap_busy++;
-    void *user = allocate_recorded(size, alignment, with_stack, 0);
+    void *user = allocate_recorded(size, alignment, with_stack, 0, 0);
     heap_busy--;
     return user;
 }
@@ -91,7 +95,7 @@ void *heap_allocate_zeroed(size_t size)
         return __libc_calloc(1, size); /* heap=0: glibc's calloc, which skips fresh pages */
     int with_stack = heap_busy == 0;
     heap_busy++;
-    void *user = allocate_recorded(size, 16, with_stack, 1);
+    void *user = allocate_recorded(size, 16, with_stack, 1, 0);
     heap_busy--;
     return user;
 }
@@ -326,6 +330,30 @@ size_t heap_usable_size(void *pointer)
     return glibc_usable_size(pointer);
 }
 
+#define REALLOC_HEADROOM_MAX ((size_t)64 << 10)
+
+/* realloc within the real block, when it has room for SIZE and the rear
+ * guard (glibc's slack, or a moved block's headroom): the guard moves, the
+ * block and its allocation stack stay. Shrinking stays in place unless it
+ * would keep more than REALLOC_HEADROOM_MAX unused. */
+static int resize_in_place(uintptr_t user, const struct block_facts *facts, size_t size)
+{
+    void *real = (void *)block_real(&heap.layout, user, facts->alignment);
+    size_t front = block_front(&heap.layout, facts->alignment);
+    size_t usable = glibc_usable_size(real);
+    size_t room = usable > front ? usable - front : 0;
+    if (size > room || room - size < heap.layout.rear_guard)
+        return 0;
+    if (size < facts->size && room - size > REALLOC_HEADROOM_MAX + heap.layout.rear_guard)
+        return 0; /* give the memory back: move to a smaller block */
+    block_resize(&heap.layout, user, facts->size, size);
+    if (size > facts->size)
+        block_fill(user + facts->size, size - facts->size,
+                   facts->size < heap.options.fill_max ? heap.options.fill_max - facts->size : 0,
+                   heap.options.alloc_fill);
+    return 1;
+}
+
 void *heap_reallocate(void *pointer, size_t size)
 {
     if (pointer == NULL)
@@ -360,7 +388,18 @@ void *heap_reallocate(void *pointer, size_t size)
         heap_release(pointer); /* glibc: realloc(p, 0) frees and returns NULL */
         return NULL;
     }
-    void *moved = heap_allocate(size, 16);
+    if (resize_in_place((uintptr_t)pointer, &facts, size))
+        return pointer;
+    /* A block that moves to grow gets headroom, so that growing it again
+     * (a buffer grown a byte at a time) stays in place: amortized linear,
+     * as glibc's realloc is by extending into the free chunk after it. */
+    size_t headroom = size > facts.size ? size / 2 : 0;
+    if (headroom > REALLOC_HEADROOM_MAX)
+        headroom = REALLOC_HEADROOM_MAX;
+    int with_stack = heap_busy == 0;
+    heap_busy++;
+    void *moved = allocate_recorded(size, 16, with_stack, 0, headroom);
+    heap_busy--;
     if (moved == NULL)
         return NULL; /* the old block is untouched, as glibc leaves it */
     memcpy(moved, pointer, facts.size < size ? facts.size : size);

@@ -474,6 +474,26 @@ Test(hooks, text_and_json_heap_scans_carry_the_same_facts, .timeout = 60)
     assert_stack_names(damaged, "*** freed by thread ", "(free_victim+");
 }
 
+/* Not a timing test: the block does not move while its real block has
+ * room, and the guard that moved with it still catches an overflow. */
+Test(hooks, realloc_grows_and_shrinks_in_place_with_the_guard_moved, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("realloc_in_place", NULL, NULL, &result);
+    assert_exited_with(&result, 0);
+    run_misuse("realloc_in_place_overflow", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    const char *report = heap_report(&result);
+    assert_in(report, "heap-buffer-overflow");
+    assert_in(report, " of 24 bytes; the address is at offset 24 (past its end)");
+    run_misuse("realloc_in_place_shrunk", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    report = heap_report(&result);
+    assert_in(report, "heap-buffer-overflow");
+    assert_in(report, " of 10 bytes; the address is at offset 10 (past its end)");
+    assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
+}
+
 /* ---- pointers that are no block: inside one, in a stack, in a module ---- */
 
 Test(hooks, realloc_of_a_pointer_inside_a_block_is_reported, .timeout = 60)
