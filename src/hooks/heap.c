@@ -114,7 +114,7 @@ static void report(enum heap_error kind, uintptr_t address, uintptr_t block,
 }
 
 /* Guards, and for a freed block its fill: report what was damaged. */
-static void check_block(uintptr_t user, const struct block_facts *facts, stack_id free_stack,
+void heap_check_block(uintptr_t user, const struct block_facts *facts, stack_id free_stack,
                         const char *found)
 {
     long damage;
@@ -165,7 +165,7 @@ static void evict(const struct quarantined *block, void *context)
     (void)context;
     struct block_facts facts;
     if (block_read(&heap.layout, block->user, &facts)) {
-        check_block(block->user, &facts, block->free_stack, "at quarantine eviction");
+        heap_check_block(block->user, &facts, block->free_stack, "at quarantine eviction");
         block_set_remove(block->user);
         /* Kept from glibc (leaked) if a walk that may read it never ends. */
         if (heap_wait_for_scans())
@@ -292,7 +292,7 @@ static void release_recorded(uintptr_t user, int with_stack)
     block_finish_free(&heap.layout, user);
     if (state_restored())
         state_forget(user); /* an address a restored record had is reused */
-    check_block(user, &facts, 0, "at free");
+    heap_check_block(user, &facts, 0, "at free");
     struct quarantined block = { user, facts.size, with_stack ? heap_capture(HEAP_CAPTURE_FREE) : 0 };
     quarantine_push(&block, evict, NULL);
 }

@@ -71,6 +71,12 @@ void heap_release(void *pointer);
 void *heap_reallocate(void *pointer, size_t size);
 size_t heap_usable_size(void *pointer);
 
+/* The guards of the block at USER, and for a freed one its fill: each
+ * damage reported (heap_report_error), FOUND saying when ("at free"...).
+ * World: normal. */
+void heap_check_block(uintptr_t user, const struct block_facts *facts, stack_id free_stack,
+                      const char *found);
+
 /* The unlocked walks over the blocks (backtrace_heap_describe,
  * backtrace_heap_check, the crash report's heap section) say they are
  * running, so that an evicted block is not handed back to the C library

@@ -456,8 +456,8 @@ Test(hooks, text_and_json_heap_errors_carry_the_same_facts, .timeout = 120)
         "interior_realloc", "stack_free", "global_free", "damaged_header",
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        assert_text_and_json_agree(commands[i], "on_error=report", 0);
-    assert_text_and_json_agree("use_after_free", "on_error=report:quarantine=64K", 0);
+        assert_text_and_json_agree(commands[i], "on_error=report:exit_check=0", 0);
+    assert_text_and_json_agree("use_after_free", "on_error=report:exit_check=0:quarantine=64K", 0);
     /* Inside the abort's crash report (the held error). */
     assert_text_and_json_agree("double_free", "", SIGABRT);
 }
@@ -492,6 +492,34 @@ Test(hooks, realloc_grows_and_shrinks_in_place_with_the_guard_moved, .timeout = 
     assert_in(report, "heap-buffer-overflow");
     assert_in(report, " of 10 bytes; the address is at offset 10 (past its end)");
     assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
+}
+
+/* A write after free or an overflow of a block never freed, just before a
+ * normal exit, is found at exit (the guards of live blocks and the fill of
+ * the quarantine), and reported as at eviction; exit_check=0 turns it off. */
+Test(hooks, bugs_just_before_exit_are_found_at_exit, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("write_after_free_then_exit", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    const char *report = heap_report(&result);
+    assert_in(report, "heap-use-after-free");
+    assert_in(report, "(found at exit)");
+    assert_in(report, " of 32 bytes; the address is at offset 3 (inside it)");
+    assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
+    assert_stack_names(report, "*** freed by thread ", "(free_victim+");
+    run_misuse("overflow_then_exit", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    report = heap_report(&result);
+    assert_in(report, "heap-buffer-overflow");
+    assert_in(report, " of 24 bytes; the address is at offset 24 (past its end)");
+    assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
+    run_misuse("overflow_then_exit", "on_error=report", NULL, &result);
+    assert_exited_with(&result, 0);
+    assert_in(heap_report(&result), "(found at exit)");
+    run_misuse("write_after_free_then_exit", "exit_check=0", NULL, &result);
+    assert_exited_with(&result, 0);
+    cr_assert_null(strstr(result.output, "heap error"), "%s", result.output);
 }
 
 /* ---- pointers that are no block: inside one, in a stack, in a module ---- */
