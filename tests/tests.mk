@@ -13,12 +13,22 @@ INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/un
 HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/hooks_*.c))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
 TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse \
-	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program
+	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program \
+	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so
 CRITERION_RUN  := --jobs 2 --timeout 60
 
 $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fPIC -shared $< -o $@
+
+# A plugin host (plain: the tests preload the hooks) and its plugin.
+$(BUILD)/tests/deepbind_host: tests/fixtures/deepbind_host.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $< -o $@ -ldl
+
+$(BUILD)/tests/deepbind_plugin.so: tests/fixtures/deepbind_plugin.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fPIC -shared -fno-builtin $< -o $@
 
 $(BUILD)/tests/crash_static: tests/fixtures/crash_static.c all
 	@mkdir -p $(dir $@)

@@ -600,6 +600,33 @@ Test(hooks, preloaded_sort_gives_the_same_output, .timeout = 120)
     cr_assert_str_eq(hooked, plain);
 }
 
+/* A plugin opened with RTLD_DEEPBIND frees what libc's strdup gave it: its
+ * free binds to glibc's, which aborted on our block. The flag is dropped
+ * with one line of warning; with heap=0 (glibc's blocks) it is kept. */
+Test(hooks, a_deepbind_plugin_host_runs_unchanged, .timeout = 60)
+{
+    static char output[1 << 16];
+    char command[1024];
+    int status;
+    const char *tests = getenv("EXECINFO_EX_TESTS");
+    snprintf(command, sizeof command,
+             "LD_PRELOAD=%s/libexecinfo_ex_hooks.so EXECINFO_EX_OPTIONS= %s/deepbind_host "
+             "%s/deepbind_plugin.so 2>&1",
+             getenv("EXECINFO_EX_BUILD"), tests, tests);
+    run_shell(command, output, sizeof output, &status);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x:\n%s", status, output);
+    assert_in(output, "plugin ran: 200\n");
+    cr_assert_eq(count_of(output, "RTLD_DEEPBIND): the flag is dropped"), 1, "%s", output);
+    snprintf(command, sizeof command,
+             "LD_PRELOAD=%s/libexecinfo_ex_hooks.so EXECINFO_EX_OPTIONS=heap=0 %s/deepbind_host "
+             "%s/deepbind_plugin.so 2>&1",
+             getenv("EXECINFO_EX_BUILD"), tests, tests);
+    run_shell(command, output, sizeof output, &status);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x:\n%s", status, output);
+    assert_in(output, "plugin ran: 200\n");
+    cr_assert_null(strstr(output, "RTLD_DEEPBIND"), "%s", output);
+}
+
 Test(hooks, preloaded_python_runs_to_completion, .timeout = 120)
 {
     static char output[1 << 16];
