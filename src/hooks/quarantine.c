@@ -89,7 +89,8 @@ static void slot_write(struct slot *slot, uintptr_t user, size_t size, stack_id 
 }
 
 /* Under the lock: slot INDEX (holding USER) out of its chain. Its own
- * next link stays, so that a reader standing on it goes on. */
+ * next link stays (take_overflow keeps it when it empties the slot), so
+ * that a reader standing on it goes on along the chain. */
 static void unlink_slot(size_t index, uintptr_t user)
 {
     _Atomic uint32_t *link = &chains[chain_of(user)];
@@ -120,7 +121,7 @@ static size_t take_overflow(struct quarantined *out)
         block->free_stack = atomic_load_explicit(&slot->free_stack, memory_order_relaxed);
         atomic_fetch_sub_explicit(&bytes, block->size, memory_order_relaxed);
         unlink_slot(head, block->user);
-        slot_write(slot, 0, 0, 0, 0);
+        slot_write(slot, 0, 0, 0, atomic_load_explicit(&slot->next, memory_order_relaxed));
         head = (head + 1) % capacity;
         count--;
     }
