@@ -25,12 +25,14 @@ LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP
 # tests/tools/signal_safe_allowlist.txt (checked by make test).
 SIGNAL_SAFE_SOURCES := \
 	src/base/fd_write.c \
+	src/base/report_file.c \
 	src/base/text_out.c \
 	src/base/json_out.c \
 	src/base/maps_reader.c \
 	src/unwind/capture.c \
 	src/unwind/stack_walk.c \
 	src/unwind/dwarf_cfi.c \
+	src/unwind/eh_frame_locate.c \
 	src/unwind/dwarf_expression.c \
 	src/unwind/rule_cache.c \
 	src/unwind/walk_memo.c \
@@ -43,6 +45,8 @@ SIGNAL_SAFE_SOURCES := \
 	src/base/utc_time.c \
 	src/fatal/signal_names.c \
 	src/fatal/collect.c \
+	src/fatal/fault_hint.c \
+	src/fatal/signal_frame.c \
 	src/fatal/report_text.c \
 	src/fatal/report_json.c \
 	src/fatal/handler.c \
@@ -80,10 +84,11 @@ SONAME      := libexecinfo_ex.so.$(SOVERSION)
 SHARED      := $(BUILD)/libexecinfo_ex.so.$(VERSION)
 STATIC      := $(BUILD)/libexecinfo_ex.a
 
-.PHONY: all demo test test-unit test-checks test-integration test-stress bench install uninstall clean
+.PHONY: all demo test test-unit test-checks test-integration test-readme test-stress bench install uninstall clean
 all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/libexecinfo_ex_hooks.so \
 	$(BUILD)/libexecinfo_ex_hooks_internal.a \
-	$(BUILD)/bin/execinfo_ex_run $(BUILD)/bin/execinfo_ex_leaks
+	$(BUILD)/bin/execinfo_ex_run $(BUILD)/bin/execinfo_ex_heap $(BUILD)/bin/execinfo_ex_leaks \
+	$(BUILD)/execinfo_ex/mtrace_at_load.so
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -115,7 +120,7 @@ $(STATIC): $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 HOOKS_SOURCES  := $(sort $(wildcard src/hooks/*.c))
 HOOKS_OBJECTS  := $(HOOKS_SOURCES:%.c=$(BUILD)/obj/%.o)
 HOOKS_BASE     := $(addprefix $(BUILD)/obj/src/base/,options.o environment.o fd_write.o text_out.o \
-	json_out.o maps_reader.o)
+	json_out.o report_file.o maps_reader.o)
 HOOKS_SONAME   := libexecinfo_ex_hooks.so.$(SOVERSION)
 HOOKS_SHARED   := $(BUILD)/libexecinfo_ex_hooks.so.$(VERSION)
 # For the unit tests of tests/unit/hooks_*.c: the modules without the
@@ -143,11 +148,26 @@ PC_SUBSTITUTE := sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|'
 
 # ---- tools ---------------------------------------------------------------------
-# It checks its options with the library's own parser (options.o needs only libc).
-$(BUILD)/bin/execinfo_ex_run: tools/execinfo_ex_run.c $(BUILD)/obj/src/base/options.o Makefile
+# execinfo_ex_run (fatal handler) and execinfo_ex_heap (heap layer) share
+# tools/launch.c and check their options with the library's own parser
+# (options.o needs only libc). The library paths are compiled in: install
+# compiles them again, with the LIBDIR of that install.
+LAUNCH_SOURCES := tools/launch.c $(BUILD)/obj/src/base/options.o
+LAUNCH_CC = $(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc -Itools \
+	-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' \
+	-DEXECINFO_EX_HOOKS_LIBRARY_PATH='"$(LIBDIR)/$(HOOKS_SONAME)"' \
+	-DEXECINFO_EX_MTRACE_AT_LOAD_PATH='"$(LIBDIR)/execinfo_ex/mtrace_at_load.so"'
+# execinfo_ex_heap --leaks preloads it after the hooks library, which it
+# needs (found by its rpath, one directory up): it starts mtrace() at load.
+MTRACE_AT_LOAD := $(BUILD)/execinfo_ex/mtrace_at_load.so
+$(MTRACE_AT_LOAD): tools/mtrace_at_load.c $(BUILD)/libexecinfo_ex_hooks.so
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc \
-		-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' $< $(BUILD)/obj/src/base/options.o -o $@
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -fPIC -shared -Wl,--no-undefined $< -o $@ \
+		-L$(BUILD) -lexecinfo_ex_hooks -Wl,-rpath,'$$ORIGIN/..'
+
+$(BUILD)/bin/execinfo_ex_%: tools/execinfo_ex_%.c tools/launch.h $(LAUNCH_SOURCES) Makefile
+	@mkdir -p $(dir $@)
+	$(LAUNCH_CC) $< $(LAUNCH_SOURCES) -o $@
 
 # ---- the leak report tool ----------------------------------------------------
 # tools/leaks/: reads an mtrace file, symbolizes with the static library's
@@ -197,13 +217,28 @@ include tests/fuzz/fuzz.mk
 MAN3 := $(wildcard man/man3/*.3)
 MAN1 := $(wildcard man/man1/*.1)
 
+# ld.so finds a bare library name (LD_PRELOAD=libexecinfo_ex_hooks.so, a
+# program linked without an rpath) only through its cache: an install to
+# the real root (no DESTDIR) into a directory ldconfig scans refreshes the
+# cache, and so does uninstall. Elsewhere, install says what to do instead.
+# Issue 13; the tests replace LDCONFIG.
+LDCONFIG ?= /sbin/ldconfig
+LOADER_NOTE = note: $(LIBDIR) is not in the loader's path: build programs with \
+	-Wl,-rpath,$(LIBDIR) (or run them with LD_LIBRARY_PATH=$(LIBDIR)) and preload \
+	$(LIBDIR)/libexecinfo_ex_hooks.so by its full path, or use execinfo_ex_heap (README.md)
+# refresh_loader_cache WHAT-ELSE: the recipe line; WHAT-ELSE runs when
+# LIBDIR is not scanned.
+refresh_loader_cache = @if [ -n "$(DESTDIR)" ]; then :; \
+	elif sh tools/loader_knows.sh '$(LIBDIR)' '$(LDCONFIG)'; then \
+	  echo '$(LDCONFIG)'; $(LDCONFIG) || echo 'warning: $(LDCONFIG) failed: run it as root'; \
+	else $(1); fi
+
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(DOCDIR)/examples
-	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc \
-		-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' tools/execinfo_ex_run.c \
-		$(BUILD)/obj/src/base/options.o -o $(DESTDIR)$(BINDIR)/execinfo_ex_run
+	$(LAUNCH_CC) tools/execinfo_ex_run.c $(LAUNCH_SOURCES) -o $(DESTDIR)$(BINDIR)/execinfo_ex_run
+	$(LAUNCH_CC) tools/execinfo_ex_heap.c $(LAUNCH_SOURCES) -o $(DESTDIR)$(BINDIR)/execinfo_ex_heap
 	install -m 755 $(BUILD)/bin/execinfo_ex_leaks $(DESTDIR)$(BINDIR)/
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 include/execinfo_ex.h $(DESTDIR)$(INCLUDEDIR)/
@@ -214,23 +249,31 @@ install: all
 	install -m 755 $(HOOKS_SHARED) $(DESTDIR)$(LIBDIR)/
 	ln -sf libexecinfo_ex_hooks.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(HOOKS_SONAME)
 	ln -sf $(HOOKS_SONAME) $(DESTDIR)$(LIBDIR)/libexecinfo_ex_hooks.so
+	install -d $(DESTDIR)$(LIBDIR)/execinfo_ex
+	install -m 755 $(MTRACE_AT_LOAD) $(DESTDIR)$(LIBDIR)/execinfo_ex/
 	$(PC_SUBSTITUTE) execinfo_ex.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc
 	$(PC_SUBSTITUTE) execinfo_ex_hooks.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc
+	$(PC_SUBSTITUTE) execinfo_ex_static.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_static.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc \
-		$(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc
+		$(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_static.pc
 	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 examples/*.c $(DESTDIR)$(DOCDIR)/examples/
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
+	$(call refresh_loader_cache,echo "$(LOADER_NOTE)")
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/execinfo_ex.h \
 	      $(DESTDIR)$(LIBDIR)/libexecinfo_ex.so* $(DESTDIR)$(LIBDIR)/libexecinfo_ex.a \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex.pc \
-	      $(DESTDIR)$(LIBDIR)/libexecinfo_ex_hooks.so* $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc
+	      $(DESTDIR)$(LIBDIR)/libexecinfo_ex_hooks.so* $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_hooks.pc \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/execinfo_ex_static.pc
+	rm -rf $(DESTDIR)$(LIBDIR)/execinfo_ex
 	rm -f $(patsubst man/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(MAN3))
 	rm -f $(patsubst man/man1/%,$(DESTDIR)$(MANDIR)/man1/%,$(MAN1)) $(DESTDIR)$(BINDIR)/execinfo_ex_run \
-	      $(DESTDIR)$(BINDIR)/execinfo_ex_leaks
+	      $(DESTDIR)$(BINDIR)/execinfo_ex_heap $(DESTDIR)$(BINDIR)/execinfo_ex_leaks
 	rm -rf $(DESTDIR)$(DOCDIR)
+	$(call refresh_loader_cache,:)
 
 clean:
 	rm -rf $(BUILD)

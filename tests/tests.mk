@@ -5,6 +5,7 @@
 #   tests/stress/test_*.c         threads and signals for a bounded time
 #   tests/tools/*.sh, *.py        symbol and safety checks of the built objects
 #   tests/integration/run.sh      install, build programs as a user would, run
+#   tests/readme/run.sh           the command blocks of README.md, as written
 
 TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Iinclude -Isrc -Itests $(DEP_CFLAGS) $(shell pkg-config --cflags libunwind)
 TEST_LIBS   := -lcriterion -lunwind -ldl -lpthread
@@ -13,13 +14,40 @@ INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/un
 HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/hooks_*.c))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
 TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse \
-	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program \
+	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program $(BUILD)/tests/freed_pointer \
+	$(BUILD)/tests/packed_functions.so $(BUILD)/tests/odd_symbols.so $(BUILD)/tests/alias_program \
+	$(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc \
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so
 CRITERION_RUN  := --jobs 2 --timeout 60
 
 $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fPIC -shared $< -o $@
+
+# -Os: the functions follow each other with no padding (test_naming.c).
+$(BUILD)/tests/packed_functions.so: tests/fixtures/packed_functions.c
+	@mkdir -p $(dir $@)
+	$(CC) -Os -g -fPIC -shared $< -o $@
+
+$(BUILD)/tests/odd_symbols.so: tests/fixtures/odd_symbols.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fPIC -shared $< -o $@
+
+# The flags with which GCC makes a ".localalias" of a global function.
+$(BUILD)/tests/alias_program: tests/fixtures/alias_program.c all
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fPIC -fno-semantic-interposition -Iinclude $< -o $@ \
+		-L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+# Fully static, as a user links it with the archive; and with glibc alone.
+$(BUILD)/tests/static_program: tests/fixtures/static_program.c all
+	@mkdir -p $(dir $@)
+	$(CC) -static -O1 -g -Iinclude $< -o $@ $(STATIC) $(shell pkg-config --static --libs $(PKGS)) \
+		-lpthread 2>&1 | { grep -v 'statically linked applications' || true; }
+
+$(BUILD)/tests/static_program_glibc: tests/fixtures/static_program.c
+	@mkdir -p $(dir $@)
+	$(CC) -static -O1 -g -DGLIBC_ONLY $< -o $@
 
 # A plugin host (plain: the tests preload the hooks) and its plugin.
 $(BUILD)/tests/deepbind_host: tests/fixtures/deepbind_host.c
@@ -39,6 +67,13 @@ $(BUILD)/tests/heap_misuse: tests/fixtures/heap_misuse.c all
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Wno-alloc-size-larger-than -fno-builtin -Iinclude $< -o $@ \
 		-L$(BUILD) -lexecinfo_ex_hooks \
 		-lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+# A use after free that the hooks library's free fill turns into a
+# general-protection fault (tests/unit/test_fatal_edges.c).
+$(BUILD)/tests/freed_pointer: tests/fixtures/freed_pointer.c all
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fno-builtin $< -o $@ \
+		-L$(BUILD) -lexecinfo_ex_hooks -Wl,-rpath,$(CURDIR)/$(BUILD)
 
 # -O0: each call on its own line, as the test expects them.
 $(BUILD)/tests/mtrace_program: tests/fixtures/mtrace_program.c all
@@ -73,7 +108,7 @@ $(BUILD)/tests/stress_%: tests/stress/%.c tests/support.h all $(TEST_FIXTURES)
 	$(CC) $(TEST_CFLAGS) $< -o $@ -L$(BUILD) -lexecinfo_ex \
 		-Wl,-rpath,$(CURDIR)/$(BUILD) $(TEST_LIBS)
 
-test: test-checks test-unit test-integration test-stress
+test: test-checks test-unit test-integration test-readme test-stress
 
 test-unit: $(API_TESTS) $(INTERNAL_TESTS) $(HOOKS_TESTS)
 	@set -e; for t in $^; do echo "== $$t"; \
@@ -94,3 +129,7 @@ test-checks: all
 
 test-integration: all
 	sh tests/integration/run.sh
+
+# Issue 13: every command block of README.md, as written, in a fresh prefix.
+test-readme: all
+	sh tests/readme/run.sh

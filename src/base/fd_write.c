@@ -6,9 +6,11 @@
  * or a trace would never finish it (the heap layer counts running walks),
  * and a handler must not act on a cancel at all.
  *
- * SIGPIPE is blocked around the write so that a reader that went away costs
- * an error code, not the process; a SIGPIPE we caused is consumed before the
- * mask is restored, one that was pending before is left alone. */
+ * SIGPIPE and SIGXFSZ are blocked around the write so that a reader that
+ * went away, or a file at its RLIMIT_FSIZE, costs an error code (EPIPE,
+ * EFBIG), not the process: a crash report must not turn a SIGSEGV into a
+ * death by SIGXFSZ. A signal we caused is consumed before the mask is
+ * restored; one that was pending before (blocked already) is left alone. */
 #define _GNU_SOURCE
 #include "fd_write.h"
 
@@ -35,38 +37,46 @@ static int write_loop(int fd, const char *data, size_t length)
     return 0;
 }
 
-static void consume_our_sigpipe(void)
+static void consume_our_signal(int signo)
 {
-    sigset_t pipe_only;
+    sigset_t only;
     struct timespec no_wait = { 0, 0 };
 
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    while (syscall(SYS_rt_sigtimedwait, &pipe_only, NULL, &no_wait, (size_t)(_NSIG / 8)) < 0 &&
+    sigemptyset(&only);
+    sigaddset(&only, signo);
+    while (syscall(SYS_rt_sigtimedwait, &only, NULL, &no_wait, (size_t)(_NSIG / 8)) < 0 &&
            errno == EINTR) {
     }
+}
+
+/* The signal that the write's error RESULT came with, if any. */
+static int signal_of(int result)
+{
+    return result == -EPIPE ? SIGPIPE : result == -EFBIG ? SIGXFSZ : 0;
 }
 
 int fd_write_all(int fd, const char *data, size_t length)
 {
     int saved_errno = errno;
-    sigset_t pipe_only, previous;
+    sigset_t quiet, previous;
     int result;
 
     if (fd < 0) {
         return -EBADF;
     }
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    if (pthread_sigmask(SIG_BLOCK, &pipe_only, &previous) != 0) {
+    sigemptyset(&quiet);
+    sigaddset(&quiet, SIGPIPE);
+    sigaddset(&quiet, SIGXFSZ);
+    if (pthread_sigmask(SIG_BLOCK, &quiet, &previous) != 0) {
         result = write_loop(fd, data, length);
         errno = saved_errno;
         return result;
     }
     result = write_loop(fd, data, length);
-    /* If SIGPIPE was blocked already, a pending one may not be ours. */
-    if (result == -EPIPE && !sigismember(&previous, SIGPIPE))
-        consume_our_sigpipe();
+    /* If it was blocked already, a pending one may not be ours. */
+    int raised = signal_of(result);
+    if (raised != 0 && !sigismember(&previous, raised))
+        consume_our_signal(raised);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     errno = saved_errno;
     return result;

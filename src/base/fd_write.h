@@ -5,8 +5,9 @@
 #include <stddef.h>
 
 /* Write LENGTH bytes of DATA to FD, looping over partial writes and EINTR.
- * A pipe without reader does not raise SIGPIPE. Returns 0, or a negative
- * errno code (-EBADF, -ENOSPC, -EPIPE...) when the fd refused the rest.
+ * A pipe without reader does not raise SIGPIPE, nor a file at its
+ * RLIMIT_FSIZE SIGXFSZ. Returns 0, or a negative errno code (-EBADF,
+ * -ENOSPC, -EPIPE, -EFBIG...) when the fd refused the rest.
  * errno is preserved. Signal-safe. */
 int fd_write_all(int fd, const char *data, size_t length);
 

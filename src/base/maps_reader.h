@@ -8,6 +8,7 @@
 struct maps_entry {
     uintptr_t start, end, offset;
     int readable;
+    int executable;
     const char *path;   /* "" for anonymous memory; valid during the callback */
 };
 

@@ -14,6 +14,18 @@ void text_out_init_fd(struct text_out *out, int fd, char *buffer, size_t capacit
     out->total = 0;
     out->fd = fd;
     out->error = 0;
+    out->fallback_fd = -1;
+    out->fallback_notice = NULL;
+    out->fallback_context = NULL;
+}
+
+void text_out_set_fallback(struct text_out *out, int fd,
+                           void (*notice)(int fd, int error, const void *context),
+                           const void *context)
+{
+    out->fallback_fd = fd;
+    out->fallback_notice = notice;
+    out->fallback_context = context;
 }
 
 void text_out_init_buffer(struct text_out *out, char *buffer, size_t capacity)
@@ -21,10 +33,25 @@ void text_out_init_buffer(struct text_out *out, char *buffer, size_t capacity)
     text_out_init_fd(out, -1, buffer, capacity);
 }
 
+/* The text whose write failed goes to the fallback whole (some of it may
+ * have reached the first fd): a line may be repeated, never lost. */
+static void fall_back(struct text_out *out, size_t count)
+{
+    int fd = out->fallback_fd;
+    out->fallback_fd = -1;
+    if (out->fallback_notice != NULL)
+        out->fallback_notice(fd, out->error, out->fallback_context);
+    out->fd = fd;
+    out->error = fd_write_all(fd, out->buffer, count);
+}
+
 static void write_out(struct text_out *out, size_t count)
 {
-    if (out->error == 0 && count > 0)
+    if (out->error == 0 && count > 0) {
         out->error = fd_write_all(out->fd, out->buffer, count);
+        if (out->error != 0 && out->fallback_fd >= 0 && out->fallback_fd != out->fd)
+            fall_back(out, count);
+    }
     memmove(out->buffer, out->buffer + count, out->length - count);
     out->length -= count;
     out->line_start -= count;

@@ -17,10 +17,21 @@ struct text_out {
     size_t total;       /* bytes produced, including those that did not fit */
     int fd;             /* -1: counting mode, no flushing */
     int error;          /* first negative errno from the fd, else 0 */
+    /* Where the rest goes when a write to fd fails (-1: nowhere), and what
+     * tells the reader so first (may be NULL): text_out_set_fallback. */
+    int fallback_fd;
+    void (*fallback_notice)(int fd, int error, const void *context);
+    const void *fallback_context;
 };
 
 /* Feed FD through BUFFER; call text_out_flush at the end. */
 void text_out_init_fd(struct text_out *out, int fd, char *buffer, size_t capacity);
+/* When a write to OUT's fd fails with error E, call NOTICE(FD, E, CONTEXT)
+ * (if not NULL), then write to FD instead, from the text whose write
+ * failed on: once, so the fd's error is kept only if FD fails too. */
+void text_out_set_fallback(struct text_out *out, int fd,
+                           void (*notice)(int fd, int error, const void *context),
+                           const void *context);
 /* Fill BUFFER (may be NULL with CAPACITY 0 to only count). */
 void text_out_init_buffer(struct text_out *out, char *buffer, size_t capacity);
 

@@ -4,6 +4,7 @@
 #include "crash_facts.h"
 #include "signal_names.h"
 #include "execinfo_ex.h"
+#include "../unwind/capture.h"
 
 #include <sys/prctl.h>
 #include <string.h>
@@ -55,14 +56,15 @@ static int stopped_after_breakpoint(int signo, const siginfo_t *info)
 
 /* After a breakpoint the walk starts from the int3 itself: its function's
  * unwind rules, not those of whatever follows it. */
-static int walk_context(void **frames, int size, const ucontext_t *ucontext, int at_breakpoint)
+static int walk_context(void **frames, unsigned char *exact, int size, const ucontext_t *ucontext,
+                        int at_breakpoint)
 {
     if (!at_breakpoint)
-        return backtrace_ucontext(frames, size, ucontext);
+        return capture_ucontext_kinds(frames, exact, size, ucontext);
     static ucontext_t moved_back; /* static: an alternate stack is small */
     moved_back = *ucontext;
     moved_back.uc_mcontext.gregs[REG_RIP]--;
-    return backtrace_ucontext(frames, size, &moved_back);
+    return capture_ucontext_kinds(frames, exact, size, &moved_back);
 }
 
 void crash_collect(struct crash_facts *facts, int signo, const siginfo_t *info,
@@ -86,7 +88,7 @@ void crash_collect(struct crash_facts *facts, int signo, const siginfo_t *info,
     if (frames > CRASH_FRAMES_MAX)
         frames = CRASH_FRAMES_MAX;
     if (ucontext != NULL) {
-        facts->frame_count = walk_context(facts->frames, frames, ucontext,
+        facts->frame_count = walk_context(facts->frames, facts->frame_exact, frames, ucontext,
                                           stopped_after_breakpoint(signo, info));
         collect_registers(facts, ucontext);
     }

@@ -10,12 +10,35 @@
 #define CRASH_FRAMES_MAX 256
 #define CRASH_REGISTERS 18   /* rax..r15, rip, eflags */
 
+/* What a value that may be the fault's address looks like. */
+#define CRASH_HINT_NON_CANONICAL 1u  /* bits 63..47 differ: no mapping can hold it */
+#define CRASH_HINT_FREE_FILL 2u      /* the free-fill pattern itself (8 fill bytes) */
+#define CRASH_HINT_NEAR_FREE_FILL 4u /* within 64 KiB of it: the pattern plus an offset */
+
+/* The faulting instruction's memory operand, decoded from its bytes:
+ * [base + index * scale + displacement]. */
+struct crash_operand {
+    int base, index;          /* indexes of crash_register_names, -1: none */
+    int scale;
+    int64_t displacement;
+    uintptr_t address;        /* its value with the interrupted registers */
+    unsigned hints;           /* CRASH_HINT_* */
+};
+
 struct crash_facts {
     int signo;
     int have_info;            /* 0: the kernel gave no siginfo (no SA_SIGINFO) */
     int code;
     int has_address;          /* a fault: fault_address is the kernel's si_addr */
     uintptr_t fault_address;
+    /* A fault the kernel gave no address for (SI_KERNEL: a general-
+     * protection fault, such as a non-canonical address): has_address is 0
+     * and the hints below say where the address may be seen. */
+    int address_unknown;
+    int free_fill;            /* the fill byte the hints compared with, -1: none */
+    int have_operand;         /* operand: the faulting instruction's, decoded */
+    struct crash_operand operand;
+    unsigned register_hints[CRASH_REGISTERS]; /* CRASH_HINT_* of each register's value */
     int sent;                 /* by a process (kill, sigqueue, tgkill): sender_* */
     pid_t sender_pid;
     uid_t sender_uid;
@@ -25,6 +48,7 @@ struct crash_facts {
     int64_t time_seconds;     /* CLOCK_REALTIME */
     long time_nanoseconds;
     void *frames[CRASH_FRAMES_MAX];
+    unsigned char frame_exact[CRASH_FRAMES_MAX]; /* 1: an interrupted pc, named by itself */
     int frame_count;
     int have_registers;
     uintptr_t registers[CRASH_REGISTERS];
@@ -37,5 +61,11 @@ extern const char *const crash_register_names[CRASH_REGISTERS];
  * walking at most FRAMES frames. Signal-safe. */
 void crash_collect(struct crash_facts *facts, int signo, const siginfo_t *info,
                    const void *ucontext, int frames);
+
+/* For a fault without address (SI_KERNEL), after crash_collect: mark it
+ * unknown and look for hints, from the registers and the faulting
+ * instruction's bytes (read with process_vm_readv). FREE_FILL is the heap
+ * layer's fill byte of freed blocks (-1: off). Signal-safe. */
+void crash_collect_fault_hints(struct crash_facts *facts, int free_fill);
 
 #endif

@@ -5,16 +5,19 @@
  *
  * Exactly one thread reports: the first to arrive. The others wait a
  * bounded time for it and then go on (to the previous handler, or to
- * their own death). If the program goes on after all (its own handler
- * dealt with the fault, or the signal's default action does not kill),
- * the gate opens again for the next crash. A signal sent while the
- * program ignores it is not reported at all. A fault inside the handler
- * re-enters it on the same thread: that thread then dies at once by the
- * original signal, keeping what was already written. */
+ * their own death). The gate opens again for the next crash before the
+ * program's previous handler is called (it may return, leave by
+ * siglongjmp, abort: each time the program goes on or dies on its own),
+ * and after the default action when it does not kill. A signal sent while
+ * the program ignores it is not reported at all. A fault inside the
+ * handler re-enters it on the same thread: that thread then dies at once
+ * by the original signal, keeping what was already written. */
 #define _GNU_SOURCE
 #include "handler.h"
 #include "crash_facts.h"
 #include "report.h"
+#include "signal_frame.h"
+#include "../base/report_file.h"
 #include "../base/text_out.h"
 #include "../symbolize/index.h"
 
@@ -51,15 +54,10 @@ static void call_callback(const struct handler_view *view, int fd, int signo,
 }
 
 /* An existing file is written only if it is plainly ours: a regular file
- * we own with no other name. Otherwise report=/some/log with overwrite=1
- * could be turned, by a hard link, into a write over someone's file. */
-static int is_ours_to_replace(int fd)
-{
-    struct stat status;
-    return fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
-           status.st_uid == geteuid() && status.st_nlink == 1;
-}
-
+ * we own with no other name (report_file_open checks). Otherwise
+ * report=/some/log with overwrite=1 could be turned, by a hard link, into
+ * a write over someone's file. Never a FIFO or a device: the open does
+ * not wait, and what is not a regular file sends the report to stderr. */
 static int open_destination(const struct options *options)
 {
     if (options->report[0] == '\0')
@@ -67,14 +65,29 @@ static int open_destination(const struct options *options)
     int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_APPEND;
     if (!options->overwrite)
         flags |= O_EXCL;
-    int fd = open(options->report, flags, 0600);
+    int fd = report_file_open(options->report, flags, options->overwrite);
     if (fd >= 0 && options->overwrite) {
-        if (!is_ours_to_replace(fd) || ftruncate(fd, 0) != 0 || fchmod(fd, 0600) != 0) {
+        if (ftruncate(fd, 0) != 0 || fchmod(fd, 0600) != 0) {
             close(fd);
             fd = -1;
         }
     }
     return fd >= 0 ? fd : STDERR_FILENO; /* a report on stderr beats none */
+}
+
+/* Once a write to the report file fails (a full disk, RLIMIT_FSIZE), the
+ * rest of the report goes to stderr, after this line. */
+static void announce_fallback(int fd, int error, const void *path)
+{
+    char buffer[OPTIONS_PATH_MAX + 128];
+    struct text_out out;
+    text_out_init_fd(&out, fd, buffer, sizeof buffer);
+    text_out_string(&out, "*** execinfo_ex: writing the report to ");
+    text_out_string(&out, path);
+    text_out_string(&out, " failed (errno ");
+    text_out_decimal(&out, (uint64_t)(error < 0 ? -error : error));
+    text_out_string(&out, "); the rest of the report follows\n");
+    text_out_flush(&out);
 }
 
 static void write_report(const struct handler_view *view, int signo, const siginfo_t *info,
@@ -85,8 +98,11 @@ static void write_report(const struct handler_view *view, int signo, const sigin
     struct text_out out;
 
     crash_collect(&facts, signo, info, ucontext, options->frames);
+    crash_collect_fault_hints(&facts, options->free_fill);
     int fd = open_destination(options);
     text_out_init_fd(&out, fd, output_buffer, sizeof output_buffer);
+    if (fd != STDERR_FILENO)
+        text_out_set_fallback(&out, STDERR_FILENO, announce_fallback, options->report);
     const struct index_snapshot *snapshot = index_acquire();
     if (options->format == REPORT_JSON)
         report_json(&out, &facts, snapshot, &settings);
@@ -94,7 +110,8 @@ static void write_report(const struct handler_view *view, int signo, const sigin
         report_text(&out, &facts, snapshot, &settings);
     index_release();
     text_out_flush(&out);
-    call_callback(view, fd, signo, info, ucontext);
+    /* The callbacks write to whichever is in use now. */
+    call_callback(view, out.fd, signo, info, ucontext);
     if (options->format == REPORT_JSON)
         report_json_end(&out);
     else
@@ -148,25 +165,39 @@ static int is_sent(const siginfo_t *info)
     return info == NULL || info->si_code <= 0;
 }
 
-/* Hand over to what was installed before us, or die by default. Returns
- * 1 when the program goes on afterwards (the previous handler returned,
- * or the default action does not kill), 0 when it is dying. */
-static int finish(const struct sigaction *previous, int signo, siginfo_t *info, void *ucontext)
+static void reopen_gate(void)
+{
+    atomic_store(&reporter, 0);
+}
+
+/* Hand over to what was installed before us, or die by default. The
+ * reporting thread opens the gate for the next crash when the program
+ * goes on: before the previous handler runs, since it may never return
+ * here (siglongjmp, or abort(), whose own report must not wait for this
+ * one), and after a default action that does not kill. */
+static void finish(const struct sigaction *previous, int signo, siginfo_t *info, void *ucontext,
+                   int reporting)
 {
     /* SIG_IGN and SIG_DFL first: they share storage with sa_sigaction. */
-    if (previous->sa_handler == SIG_IGN && is_sent(info))
-        return 1; /* the program ignored it when sent: it still does */
+    if (previous->sa_handler == SIG_IGN && is_sent(info)) {
+        if (reporting)
+            reopen_gate(); /* the program ignored it when sent: it still does */
+        return;
+    }
     if (previous->sa_handler == SIG_DFL || previous->sa_handler == SIG_IGN) {
         die_by(signo, info, ucontext);
-        return default_keeps_running(signo);
+        if (reporting && default_keeps_running(signo))
+            reopen_gate();
+        return;
     }
     if (previous->sa_flags & SA_RESETHAND)
         set_default_action(signo); /* what the kernel would have done */
+    if (reporting)
+        reopen_gate();
     if (previous->sa_flags & SA_SIGINFO)
         previous->sa_sigaction(signo, info, ucontext);
     else
         previous->sa_handler(signo);
-    return 1;
 }
 
 /* Wait, boundedly, for the report begun by another thread: until it is
@@ -181,14 +212,13 @@ static void wait_for_reporter(unsigned written_before)
     }
 }
 
-/* Whether the kernel filled INFO: only if the action still has SA_SIGINFO
- * (someone may have reinstalled us with signal(), which drops it). */
-static siginfo_t *usable_info(int signo, siginfo_t *info)
+/* Whether the kernel filled the siginfo of its signal frame: only if the
+ * action still has SA_SIGINFO (someone may have reinstalled us with
+ * signal(), which drops it, or installed a plain handler that calls us). */
+static int info_is_filled(int signo)
 {
     struct sigaction current;
-    if (sigaction(signo, NULL, &current) != 0 || !(current.sa_flags & SA_SIGINFO))
-        return NULL;
-    return info;
+    return sigaction(signo, NULL, &current) == 0 && (current.sa_flags & SA_SIGINFO);
 }
 
 static _Noreturn void die_now_by_first_signal(void)
@@ -207,9 +237,15 @@ void fatal_signal_handler(int signo, siginfo_t *info, void *ucontext)
     int saved_errno = errno;
     int self = gettid(), expected = 0;
     struct handler_view view;
+    struct signal_frame frame;
 
     handler_config_view(signo, &view);
-    info = usable_info(signo, info);
+    /* A plain call (the pointer signal() returned) passes no siginfo and
+     * no ucontext: what the registers held is not read as if it were. */
+    signal_frame_resolve(&frame, signo, info, ucontext, (uintptr_t)__builtin_frame_address(0),
+                         info_is_filled(signo));
+    info = frame.info;
+    ucontext = frame.ucontext;
     /* Ignored when sent: nothing happens to the program, nothing to report. */
     if (view.previous.sa_handler == SIG_IGN && is_sent(info))
         return;
@@ -228,10 +264,6 @@ void fatal_signal_handler(int signo, siginfo_t *info, void *ucontext)
     }
     /* The previous handler sees the errno of the interrupted code. */
     errno = saved_errno;
-    int goes_on = finish(&view.previous, signo, info, ucontext);
-    /* The fault was handled (a GC's write barrier, a probe) or harmless:
-     * the next real crash must still get its report. */
-    if (reporting && goes_on)
-        atomic_store(&reporter, 0);
+    finish(&view.previous, signo, info, ucontext, reporting);
     errno = saved_errno;
 }

@@ -28,4 +28,7 @@ void report_json_end(struct text_out *out);
 int report_trace_modules(const struct crash_facts *facts, const struct index_snapshot *snapshot,
                          const struct index_module **modules, int capacity);
 
+/* A memory operand as "[rax+rbx*8+0x10]". Signal-safe. */
+void report_operand_expression(struct text_out *out, const struct crash_operand *operand);
+
 #endif

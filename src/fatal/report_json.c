@@ -10,6 +10,48 @@
 
 #define MODULES_MAX 32
 
+static void json_hint_kinds(struct text_out *out, uintptr_t value, unsigned hints)
+{
+    json_key(out, "value", 0);
+    json_hex(out, value);
+    json_key(out, "non_canonical", 0);
+    text_out_string(out, hints & CRASH_HINT_NON_CANONICAL ? "true" : "false");
+    json_key(out, "free_fill", 0);
+    text_out_string(out, hints & (CRASH_HINT_FREE_FILL | CRASH_HINT_NEAR_FREE_FILL) ? "true"
+                                                                                   : "false");
+    text_out_char(out, '}');
+}
+
+/* "fault_hints": where the address of a fault without one may be seen. */
+static void json_fault_hints(struct text_out *out, const struct crash_facts *facts)
+{
+    int count = 0;
+    json_key(out, "fault_hints", 0);
+    text_out_char(out, '[');
+    if (facts->address_unknown && facts->have_operand) {
+        text_out_char(out, '{');
+        json_key(out, "source", 1);
+        json_string(out, "operand");
+        json_key(out, "expression", 0);
+        text_out_char(out, '"'); /* register names, digits, [+*-]: nothing to escape */
+        report_operand_expression(out, &facts->operand);
+        text_out_char(out, '"');
+        json_hint_kinds(out, facts->operand.address, facts->operand.hints);
+        count++;
+    }
+    for (int i = 0; facts->address_unknown && i < CRASH_REGISTERS; i++) {
+        if (facts->register_hints[i] == 0)
+            continue;
+        text_out_string(out, count++ > 0 ? ",{" : "{");
+        json_key(out, "source", 1);
+        json_string(out, "register");
+        json_key(out, "register", 0);
+        json_string(out, crash_register_names[i]);
+        json_hint_kinds(out, facts->registers[i], facts->register_hints[i]);
+    }
+    text_out_char(out, ']');
+}
+
 static void json_header(struct text_out *out, const struct crash_facts *facts)
 {
     char time[32];
@@ -31,6 +73,9 @@ static void json_header(struct text_out *out, const struct crash_facts *facts)
         json_hex(out, facts->fault_address);
     else
         text_out_string(out, "null");
+    json_key(out, "fault_address_unknown", 0);
+    text_out_string(out, facts->address_unknown ? "true" : "false");
+    json_fault_hints(out, facts);
     json_key(out, "sender", 0);
     if (facts->sent) {
         text_out_string(out, "{\"pid\":");
@@ -60,7 +105,7 @@ static void json_frames(struct text_out *out, const struct crash_facts *facts,
                         const struct index_snapshot *snapshot)
 {
     json_key(out, "frames", 0);
-    frame_json_array(out, snapshot, facts->frames, facts->frame_count, 1);
+    frame_json_array(out, snapshot, facts->frames, facts->frame_exact, facts->frame_count, 0);
 }
 
 static void json_modules(struct text_out *out, const struct crash_facts *facts,

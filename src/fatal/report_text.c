@@ -61,6 +61,8 @@ static void text_signal_origin(struct text_out *out, const struct crash_facts *f
     if (facts->has_address) {
         text_out_string(out, ", fault address ");
         put_hex(out, facts->fault_address);
+    } else if (facts->address_unknown) {
+        text_out_string(out, ", fault address unknown");
     }
 }
 
@@ -97,7 +99,7 @@ static void text_frames(struct text_out *out, const struct crash_facts *facts,
     text_out_string(out, " frames, the faulting instruction first):\n");
     for (int i = 0; i < facts->frame_count; i++) {
         uintptr_t address = (uintptr_t)facts->frames[i];
-        lookup_frame(snapshot, address, i == 0 || address == 0 ? address : address - 1, 1,
+        lookup_frame(snapshot, address, lookup_naming_address(address, facts->frame_exact[i]), 1,
                      &location);
         text_out_char(out, '#');
         text_out_decimal(out, (uint64_t)i);
@@ -157,10 +159,78 @@ static void text_registers(struct text_out *out, const struct crash_facts *facts
     }
 }
 
+void report_operand_expression(struct text_out *out, const struct crash_operand *operand)
+{
+    int terms = 0;
+    text_out_char(out, '[');
+    if (operand->base >= 0) {
+        text_out_string(out, crash_register_names[operand->base]);
+        terms++;
+    }
+    if (operand->index >= 0) {
+        if (terms++ > 0)
+            text_out_char(out, '+');
+        text_out_string(out, crash_register_names[operand->index]);
+        text_out_char(out, '*');
+        text_out_decimal(out, (uint64_t)operand->scale);
+    }
+    if (operand->displacement != 0 || terms == 0) {
+        uint64_t magnitude = operand->displacement < 0 ? -(uint64_t)operand->displacement
+                                                       : (uint64_t)operand->displacement;
+        if (terms > 0)
+            text_out_char(out, operand->displacement < 0 ? '-' : '+');
+        put_hex(out, terms > 0 ? magnitude : (uint64_t)operand->displacement);
+    }
+    text_out_char(out, ']');
+}
+
+/* ": not canonical, near the free-fill pattern 0xef" */
+static void text_hint_kinds(struct text_out *out, unsigned hints, int free_fill)
+{
+    const char *separator = ": ";
+    if (hints & CRASH_HINT_NON_CANONICAL) {
+        text_out_string(out, ": not canonical");
+        separator = ", ";
+    }
+    if (hints & (CRASH_HINT_FREE_FILL | CRASH_HINT_NEAR_FREE_FILL)) {
+        text_out_string(out, separator);
+        text_out_string(out, hints & CRASH_HINT_FREE_FILL ? "the free-fill pattern 0x"
+                                                           : "near the free-fill pattern 0x");
+        text_out_hex(out, (uintptr_t)free_fill);
+    }
+}
+
+/* Where the address of a fault without one may be seen. */
+static void text_fault_hints(struct text_out *out, const struct crash_facts *facts)
+{
+    if (facts->have_operand) {
+        text_out_string(out, "*** hint: the faulting instruction's memory operand ");
+        report_operand_expression(out, &facts->operand);
+        text_out_string(out, " is ");
+        put_hex(out, facts->operand.address);
+        text_hint_kinds(out, facts->operand.hints, facts->free_fill);
+        text_out_char(out, '\n');
+        text_out_end_line(out);
+    }
+    for (int i = 0; i < CRASH_REGISTERS; i++) {
+        if (facts->register_hints[i] == 0)
+            continue;
+        text_out_string(out, "*** hint: ");
+        text_out_string(out, crash_register_names[i]);
+        text_out_string(out, " holds ");
+        put_hex(out, facts->registers[i]);
+        text_hint_kinds(out, facts->register_hints[i], facts->free_fill);
+        text_out_char(out, '\n');
+        text_out_end_line(out);
+    }
+}
+
 void report_text(struct text_out *out, const struct crash_facts *facts,
                  const struct index_snapshot *snapshot, const struct report_settings *settings)
 {
     text_header(out, facts);
+    if (facts->address_unknown)
+        text_fault_hints(out, facts);
     text_frames(out, facts, snapshot);
     if (settings->modules)
         text_modules(out, facts, snapshot);

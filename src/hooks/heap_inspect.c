@@ -272,7 +272,9 @@ int backtrace_heap_check(int fd)
 static int fault_address(int signo, const void *siginfo, uintptr_t *address)
 {
     const siginfo_t *info = siginfo;
-    if ((signo != SIGSEGV && signo != SIGBUS) || info == NULL || info->si_code <= 0)
+    /* SI_KERNEL (a general-protection fault) has no address: si_addr is 0. */
+    if ((signo != SIGSEGV && signo != SIGBUS) || info == NULL || info->si_code <= 0 ||
+        info->si_code == SI_KERNEL)
         return 0;
     *address = (uintptr_t)info->si_addr;
     return 1;
@@ -321,14 +323,19 @@ void heap_crash_section(int fd, int format, int signo, const void *siginfo,
     const siginfo_t *info = siginfo;
     char buffer[256];
     struct text_out out;
+    uintptr_t address;
     text_out_init_fd(&out, fd, buffer, sizeof buffer);
-    if ((signo == SIGSEGV || signo == SIGBUS) && info != NULL && info->si_code > 0) {
+    if (fault_address(signo, siginfo, &address)) {
         text_out_string(&out, "*** heap: the fault address\n");
         text_out_flush(&out);
-        if (backtrace_heap_describe(info->si_addr, fd) == 0) {
+        if (backtrace_heap_describe((void *)address, fd) == 0) {
             text_out_string(&out, "*** is in no heap block nor near one\n");
             text_out_flush(&out);
         }
+    } else if ((signo == SIGSEGV || signo == SIGBUS) && info != NULL && info->si_code == SI_KERNEL) {
+        text_out_string(&out, "*** heap: the fault address is unknown (SI_KERNEL): no block can "
+                              "be named for it; see the hints above\n");
+        text_out_flush(&out);
     }
     text_out_string(&out, "*** heap: guards of every block\n");
     text_out_flush(&out);

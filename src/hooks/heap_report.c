@@ -12,6 +12,7 @@
 #include "heap.h"
 #include "../base/fd_write.h"
 #include "../base/json_out.h"
+#include "../base/report_file.h"
 #include "../base/text_out.h"
 #include "execinfo_ex.h"
 
@@ -43,14 +44,10 @@ static int open_destination(void)
     const struct options *options = &heap.options;
     if (options->report[0] == '\0')
         return STDERR_FILENO;
-    /* Appended: a run may find several errors before it ends. */
-    int fd = open(options->report, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-    struct stat status;
-    if (fd >= 0 && (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) ||
-                    status.st_uid != geteuid() || status.st_nlink != 1)) {
-        close(fd);
-        fd = -1;
-    }
+    /* Appended: a run may find several errors before it ends. Never a
+     * FIFO or a device: the open must not wait inside free(). */
+    int fd = report_file_open(options->report, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW |
+                              O_CLOEXEC, 1);
     return fd >= 0 ? fd : STDERR_FILENO;
 }
 

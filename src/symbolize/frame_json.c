@@ -8,7 +8,7 @@ static void frame_members(struct text_out *out, const struct index_snapshot *sna
                           uintptr_t address, int exact)
 {
     struct frame_location location;
-    lookup_frame(snapshot, address, exact || address == 0 ? address : address - 1, 1, &location);
+    lookup_frame(snapshot, address, lookup_naming_address(address, exact), 1, &location);
     json_key(out, "address", 1);
     json_hex(out, address);
     json_key(out, "module", 0);
@@ -32,12 +32,12 @@ static void frame_members(struct text_out *out, const struct index_snapshot *sna
 }
 
 void frame_json_array(struct text_out *out, const struct index_snapshot *snapshot,
-                      void *const *frames, int count, int first_is_pc)
+                      void *const *frames, const unsigned char *exact, int count, int flags)
 {
     text_out_char(out, '[');
     for (int i = 0; i < count; i++) {
         text_out_string(out, i == 0 ? "{" : ",{");
-        frame_members(out, snapshot, (uintptr_t)frames[i], i == 0 && first_is_pc);
+        frame_members(out, snapshot, (uintptr_t)frames[i], lookup_frame_is_exact(exact, flags, i));
         text_out_char(out, '}');
         text_out_end_line(out);
     }

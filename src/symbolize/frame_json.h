@@ -9,9 +9,10 @@
 #include "../base/text_out.h"
 
 /* [{"address":"0x...","module":...,"function":...,"offset":...,"file":...,
- * "line":...},...] one frame a line; frame 0 looked up exactly when
- * FIRST_IS_PC, the others at address - 1 (the call). Signal-safe. */
+ * "line":...},...] one frame a line; an exact pc (lookup_frame_is_exact of
+ * EXACT and FLAGS) looked up by itself, a return address at address - 1
+ * (the call). Signal-safe. */
 void frame_json_array(struct text_out *out, const struct index_snapshot *snapshot,
-                      void *const *frames, int count, int first_is_pc);
+                      void *const *frames, const unsigned char *exact, int count, int flags);
 
 #endif

@@ -26,6 +26,27 @@ struct frame_location {
 void lookup_frame(const struct index_snapshot *snapshot, uintptr_t address,
                   uintptr_t call_address, int lines, struct frame_location *out);
 
+/* The address a frame is named by: an exact pc (an interrupted
+ * instruction, a function pointer, any address backtrace_symbols gets)
+ * by itself, a return address by its call, one byte before. */
+static inline uintptr_t lookup_naming_address(uintptr_t address, int exact)
+{
+    return exact || address == 0 ? address : address - 1;
+}
+
+/* Which frames of a list are exact pcs: EXACT[i] when the walk said so
+ * (capture_*_kinds), else frame 0 with LOOKUP_FIRST_EXACT (the value of
+ * the public BACKTRACE_FIRST_IS_PC), or every frame with LOOKUP_ALL_EXACT
+ * (bare addresses, as backtrace_symbols gets them). */
+#define LOOKUP_FIRST_EXACT 1
+#define LOOKUP_ALL_EXACT (1 << 16)
+static inline int lookup_frame_is_exact(const unsigned char *exact, int flags, int i)
+{
+    if (exact != NULL)
+        return exact[i];
+    return (flags & LOOKUP_ALL_EXACT) || (i == 0 && (flags & LOOKUP_FIRST_EXACT));
+}
+
 /* The module of SNAPSHOT that holds ADDRESS, or NULL. Signal-safe. */
 const struct index_module *lookup_module(const struct index_snapshot *snapshot,
                                          uintptr_t address);

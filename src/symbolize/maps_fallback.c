@@ -10,11 +10,16 @@
 #include <link.h>
 #include <string.h>
 
+static int is_elf_image(uintptr_t start)
+{
+    return memcmp((const void *)start, ELFMAG, SELFMAG) == 0;
+}
+
 /* The load bias of an ELF image whose first page is mapped at START. */
 static uintptr_t bias_from_image(uintptr_t start)
 {
     const ElfW(Ehdr) *ehdr = (const ElfW(Ehdr) *)start;
-    if (memcmp(ehdr->e_ident, ELFMAG, SELFMAG) != 0 || ehdr->e_phoff > 4096 - sizeof(ElfW(Phdr)))
+    if (!is_elf_image(start) || ehdr->e_phoff > 4096 - sizeof(ElfW(Phdr)))
         return start;
     const ElfW(Phdr) *phdr = (const ElfW(Phdr) *)(start + ehdr->e_phoff);
     for (int i = 0; i < ehdr->e_phnum && ehdr->e_phoff + (i + 1) * sizeof *phdr <= 4096; i++)
@@ -54,12 +59,15 @@ static int visit(const struct maps_entry *entry, void *context)
     }
     if (search->address < entry->start || search->address >= entry->end)
         return 0;
+    /* Only the code of an ELF module, as a module loaded since the index
+     * was built: data, a mapped file, JIT code in a memfd are no module's
+     * (glibc's dladdr names none of them either). */
+    if (!entry->executable || !search->first_readable ||
+        strncmp(search->first_path, entry->path, sizeof search->first_path - 1) != 0 ||
+        !is_elf_image(search->first_start))
+        return -1;
     copy_path(search->path, search->capacity, entry->path);
-    if (strncmp(search->first_path, entry->path, sizeof search->first_path - 1) == 0)
-        *search->bias = search->first_readable ? bias_from_image(search->first_start)
-                                               : search->first_start;
-    else
-        *search->bias = entry->start - entry->offset;
+    *search->bias = bias_from_image(search->first_start);
     return 1;
 }
 

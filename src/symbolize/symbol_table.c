@@ -28,12 +28,32 @@ static int is_useful(const GElf_Sym *symbol, const char *name)
     return name != NULL && name[0] != '\0' && name[0] != '$';
 }
 
+/* Between aliases a local symbol loses to a global or weak one: GCC's
+ * "fn.localalias" (and "fn.part.0"-style clones' aliases) sits at the
+ * address of the real "fn", which is the name addr2line and gdb show. */
+#define RANK_LOCAL (UINT32_C(1) << 30)
+
 int symbol_vector_add(struct symbol_vector *out, const GElf_Sym *symbol, const char *name,
                       uint32_t rank)
 {
     if (!is_useful(symbol, name))
         return 0;
+    if (GELF_ST_BIND(symbol->st_info) == STB_LOCAL)
+        rank |= RANK_LOCAL;
     return push(out, (struct symbol_entry){ symbol->st_value, symbol->st_size, name, rank });
+}
+
+/* A symbol of a section the program never maps (the .gnu.warning.* of
+ * glibc's link warnings, value 0) would cover whatever lies at its value:
+ * libc's ELF header was named __evoke_link_warning_getwd. */
+static int in_mapped_section(Elf *elf, const GElf_Sym *symbol)
+{
+    GElf_Shdr header;
+    if (symbol->st_shndx == SHN_UNDEF || symbol->st_shndx >= SHN_LORESERVE)
+        return 1; /* SHN_XINDEX and the like: not worth a lookup, kept */
+    Elf_Scn *section = elf_getscn(elf, symbol->st_shndx);
+    return section != NULL && gelf_getshdr(section, &header) != NULL &&
+           (header.sh_flags & SHF_ALLOC);
 }
 
 static int read_section(Elf *elf, Elf_Scn *section, const GElf_Shdr *header,
@@ -46,6 +66,8 @@ static int read_section(Elf *elf, Elf_Scn *section, const GElf_Shdr *header,
     for (size_t i = 1; i < count; i++) {
         GElf_Sym symbol;
         if (gelf_getsym(data, (int)i, &symbol) == NULL)
+            continue;
+        if (!in_mapped_section(elf, &symbol))
             continue;
         const char *name = elf_strptr(elf, header->sh_link, symbol.st_name);
         if (symbol_vector_add(out, &symbol, name, rank_base + (uint32_t)i) < 0)
@@ -84,17 +106,39 @@ static int by_start_then_rank(const void *a, const void *b)
     return left->rank < right->rank ? -1 : left->rank > right->rank;
 }
 
+static void reverse(struct symbol_entry *first, struct symbol_entry *last)
+{
+    for (; first < last; first++, last--) {
+        struct symbol_entry swap = *first;
+        *first = *last;
+        *last = swap;
+    }
+}
+
+/* Of the aliases at one address, the first one sorted is the one glibc
+ * names; a longer alias is kept too (glibc's dladdr takes any symbol whose
+ * range holds the address: _sys_errlist has a short and a long version),
+ * and the run is reversed, so that the lookup, which searches backwards,
+ * tries the preferred name first and a longer one only past its end. */
 void symbol_table_finish(struct symbol_vector *symbols)
 {
-    size_t kept = 0;
+    size_t kept = 0, run = 0;
 
     if (symbols->count > 1) /* none: entries may be NULL, which qsort must not get */
         qsort(symbols->entries, symbols->count, sizeof *symbols->entries, by_start_then_rank);
     for (size_t i = 0; i < symbols->count; i++) {
-        if (kept > 0 && symbols->entries[kept - 1].start == symbols->entries[i].start)
-            continue; /* an alias: the first one sorted is the one glibc names */
-        symbols->entries[kept++] = symbols->entries[i];
+        const struct symbol_entry *entry = &symbols->entries[i];
+        if (kept > 0 && symbols->entries[kept - 1].start == entry->start) {
+            if (entry->size > symbols->entries[kept - 1].size && symbols->entries[kept - 1].size > 0)
+                symbols->entries[kept++] = *entry;
+            continue;
+        }
+        reverse(&symbols->entries[run], &symbols->entries[kept - (kept > 0)]);
+        run = kept;
+        symbols->entries[kept++] = *entry;
     }
+    if (kept > 0)
+        reverse(&symbols->entries[run], &symbols->entries[kept - 1]);
     symbols->count = kept;
 }
 

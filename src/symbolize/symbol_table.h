@@ -29,9 +29,11 @@ int symbol_table_read(Elf *elf, unsigned table_type, struct symbol_vector *out);
  * if not, -ENOMEM. Normal world. */
 int dynamic_symbols_read(Elf *elf, struct symbol_vector *out);
 
-/* Append SYMBOL, named NAME, with RANK, if it names code or data (not an
- * undefined, absolute, TLS, section or file symbol, nor an ARM mapping
- * symbol). Returns 0 or -ENOMEM. */
+/* Append SYMBOL, named NAME, with RANK (a local symbol ranks after every
+ * global or weak one of its table, so an alias the compiler made loses to
+ * the real name), if it names code or data (not an undefined, absolute,
+ * TLS, section or file symbol, nor an ARM mapping symbol). Returns 0 or
+ * -ENOMEM. RANK must be below 2^30 within a table. */
 int symbol_vector_add(struct symbol_vector *out, const GElf_Sym *symbol, const char *name,
                       uint32_t rank);
 

@@ -27,8 +27,9 @@ static size_t format_all(const struct index_snapshot *snapshot, void *const *buf
          * first: never point past the block. */
         if (strings != NULL)
             strings[i] = text + (out.total < capacity ? out.total : capacity - 1);
-        /* backtrace's addresses are return addresses. */
-        lookup_frame(snapshot, address, address != 0 ? address - 1 : 0, 0, &location);
+        /* Named exactly, as glibc's dladdr names them: a function pointer
+         * or a faulting pc may be a function's first byte. */
+        lookup_frame(snapshot, address, address, 0, &location);
         frame_format(&out, address, &location, FRAME_SHAPE_SYMBOLS);
         text_out_char(&out, '\0');
     }

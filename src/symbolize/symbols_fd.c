@@ -15,16 +15,18 @@
 #define OUTPUT_BUFFER_SIZE 1024
 #define PRINT_TRACE_FRAMES 64
 
-static void format_frames(struct text_out *out, void *const *buffer, int size, int flags,
-                          enum frame_shape shape, int with_source)
+_Static_assert(LOOKUP_FIRST_EXACT == BACKTRACE_FIRST_IS_PC, "one flag, two names");
+
+/* EXACT and FLAGS say which frames are exact pcs (lookup_frame_is_exact). */
+static void format_frames(struct text_out *out, void *const *buffer, const unsigned char *exact,
+                          int size, int flags, enum frame_shape shape, int with_source)
 {
     struct frame_location location;
     const struct index_snapshot *snapshot = index_acquire();
     for (int i = 0; i < size && out->error == 0; i++) {
         uintptr_t address = (uintptr_t)buffer[i];
-        int exact = i == 0 && (flags & BACKTRACE_FIRST_IS_PC);
-        uintptr_t call_address = exact || address == 0 ? address : address - 1;
-        lookup_frame(snapshot, address, call_address, with_source, &location);
+        uintptr_t naming = lookup_naming_address(address, lookup_frame_is_exact(exact, flags, i));
+        lookup_frame(snapshot, address, naming, with_source, &location);
         frame_format(out, address, &location, shape);
         if (with_source)
             frame_format_source(out, &location);
@@ -41,7 +43,7 @@ static void write_frames(void *const *buffer, int size, int flags, int fd,
     struct text_out out;
 
     text_out_init_fd(&out, fd, storage, sizeof storage);
-    format_frames(&out, buffer, size, flags, shape, with_source);
+    format_frames(&out, buffer, NULL, size, flags, shape, with_source);
     text_out_flush(&out);
 }
 
@@ -50,7 +52,8 @@ void backtrace_symbols_fd(void *const *buffer, int size, int fd)
 {
     int saved_errno = errno;
     if (buffer != NULL && size > 0)
-        write_frames(buffer, size, 0, fd, FRAME_SHAPE_FD, 0);
+        /* Bare addresses, named exactly, as glibc's dladdr names them. */
+        write_frames(buffer, size, LOOKUP_ALL_EXACT, fd, FRAME_SHAPE_FD, 0);
     errno = saved_errno;
 }
 
@@ -61,7 +64,7 @@ static void write_json_frames(void *const *buffer, int size, int flags, int fd)
 
     text_out_init_fd(&out, fd, storage, sizeof storage);
     const struct index_snapshot *snapshot = index_acquire();
-    frame_json_array(&out, snapshot, buffer, size, flags & BACKTRACE_FIRST_IS_PC);
+    frame_json_array(&out, snapshot, buffer, NULL, size, flags & BACKTRACE_FIRST_IS_PC);
     index_release();
     text_out_flush(&out);
 }
@@ -82,10 +85,11 @@ __attribute__((noinline))
 static void print_caller_trace(int fd)
 {
     void *frames[PRINT_TRACE_FRAMES + 2];
+    unsigned char exact[PRINT_TRACE_FRAMES + 2];
     char storage[OUTPUT_BUFFER_SIZE];
     struct text_out out;
     int saved_errno = errno;
-    int count = capture_backtrace(frames, PRINT_TRACE_FRAMES + 2);
+    int count = capture_backtrace_kinds(frames, exact, PRINT_TRACE_FRAMES + 2);
     /* Skip this function and the public entry point that called it. */
     int skip = count < 2 ? count : 2;
 
@@ -94,7 +98,7 @@ static void print_caller_trace(int fd)
     text_out_decimal(&out, (uint64_t)(count - skip));
     text_out_string(&out, " stack frames.\n");
     text_out_end_line(&out);
-    format_frames(&out, frames + skip, count - skip, 0, FRAME_SHAPE_SYMBOLS, 1);
+    format_frames(&out, frames + skip, exact + skip, count - skip, 0, FRAME_SHAPE_SYMBOLS, 1);
     text_out_flush(&out);
     errno = saved_errno;
 }

@@ -16,10 +16,13 @@
 
 /* Registers of this very instruction: the walk starts inside this
  * function, whose frame and whose caller's (backtrace) are then skipped,
- * then SKIP more, then any in [LOW, HIGH) until one is outside it. */
+ * then SKIP more, then any in [LOW, HIGH) until one is outside it. EXACT,
+ * if not NULL, gets 1 for each frame that is an interrupted instruction
+ * (the one after a signal frame) rather than a return address; only
+ * without a MEMO, whose replayed frames are return addresses anyway. */
 __attribute__((noinline))
-static int walk_from_here(void **buffer, int size, int skip, uintptr_t low, uintptr_t high,
-                          struct backtrace_memo *memo)
+static int walk_from_here(void **buffer, unsigned char *exact, int size, int skip,
+                          uintptr_t low, uintptr_t high, struct backtrace_memo *memo)
 {
     struct stack_walk walk;
     struct memo_pass pass;
@@ -35,10 +38,12 @@ static int walk_from_here(void **buffer, int size, int skip, uintptr_t low, uint
         int fresh = memo != NULL ? walk_memo_replay_run(&pass, &walk, buffer + count,
                                                         size - count)
                                  : 0;
+        int stepped_exact = 0;
         if (fresh == 0 && memo == NULL) {
             if (stack_walk_step(&walk) <= 0)
                 break;
             buffer[count] = (void *)walk.registers[CFI_RETURN_ADDRESS];
+            stepped_exact = walk.pc_is_exact;
             fresh = 1;
         } else if (fresh == 0) {
             if (walk_memo_step(&pass, &walk, &pc) <= 0)
@@ -56,10 +61,23 @@ static int walk_from_here(void **buffer, int size, int skip, uintptr_t low, uint
             }
             if (count == 0 && pc >= low && pc < high)
                 continue;
+            if (exact != NULL)
+                exact[count] = (unsigned char)stepped_exact;
             buffer[count++] = (void *)pc;
         }
     }
     walk_memo_end(&pass);
+    return count;
+}
+
+int capture_backtrace_kinds(void **buffer, unsigned char *exact, int size)
+{
+    int saved_errno = errno;
+    if (size <= 0 || buffer == NULL)
+        return 0;
+    /* Skip the return address into capture_backtrace_kinds itself. */
+    int count = walk_from_here(buffer, exact, size, 1, 0, 0, NULL);
+    errno = saved_errno;
     return count;
 }
 
@@ -69,7 +87,7 @@ int capture_backtrace(void **buffer, int size)
     if (size <= 0 || buffer == NULL)
         return 0;
     /* Skip the return address into capture_backtrace itself. */
-    int count = walk_from_here(buffer, size, 1, 0, 0, NULL);
+    int count = walk_from_here(buffer, NULL, size, 1, 0, 0, NULL);
     errno = saved_errno;
     return count;
 }
@@ -83,7 +101,7 @@ int backtrace_skip(void **buffer, int size, int skip)
     int saved_errno = errno;
     if (size <= 0 || buffer == NULL)
         return 0;
-    int count = walk_from_here(buffer, size, 1 + (skip > 0 ? skip : 0), 0, 0, NULL);
+    int count = walk_from_here(buffer, NULL, size, 1 + (skip > 0 ? skip : 0), 0, 0, NULL);
     errno = saved_errno;
     return count;
 }
@@ -98,7 +116,7 @@ int backtrace_skip_range(void **buffer, int size, const void *start, const void 
     int saved_errno = errno;
     if (size <= 0 || buffer == NULL)
         return 0;
-    int count = walk_from_here(buffer, size, 1, (uintptr_t)start, (uintptr_t)end, memo);
+    int count = walk_from_here(buffer, NULL, size, 1, (uintptr_t)start, (uintptr_t)end, memo);
     errno = saved_errno;
     return count;
 }
@@ -108,8 +126,7 @@ int backtrace_skip_range(void **buffer, int size, const void *start, const void 
 __attribute__((visibility("default"), alias("capture_backtrace")))
 int backtrace(void **buffer, int size);
 
-__attribute__((visibility("default")))
-int backtrace_ucontext(void **buffer, int size, const void *ucontext)
+int capture_ucontext_kinds(void **buffer, unsigned char *exact, int size, const void *ucontext)
 {
     int saved_errno = errno;
     struct stack_walk walk;
@@ -118,12 +135,20 @@ int backtrace_ucontext(void **buffer, int size, const void *ucontext)
     if (size <= 0 || buffer == NULL || ucontext == NULL)
         return 0;
     stack_walk_begin_ucontext(&walk, ucontext);
+    /* Frame 0 is the interrupted pc even when it is 0 or 1 (a call
+     * through a NULL pointer): the walk then recovers the caller from the
+     * return address the call left at the stack pointer. */
     do {
-        uintptr_t pc = walk.registers[CFI_RETURN_ADDRESS];
-        if (pc == 0)
-            break;
-        buffer[count++] = (void *)pc;
+        if (exact != NULL)
+            exact[count] = (unsigned char)walk.pc_is_exact;
+        buffer[count++] = (void *)walk.registers[CFI_RETURN_ADDRESS];
     } while (count < size && stack_walk_step(&walk) > 0);
     errno = saved_errno;
     return count;
+}
+
+__attribute__((visibility("default")))
+int backtrace_ucontext(void **buffer, int size, const void *ucontext)
+{
+    return capture_ucontext_kinds(buffer, NULL, size, ucontext);
 }

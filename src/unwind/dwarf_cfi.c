@@ -9,13 +9,18 @@
  * every lookup from a mutex-guarded pool it never gives back to a custom
  * address space. glibc's _dl_find_object (2.35+) is lock-free and
  * async-signal-safe: it gives the module's .eh_frame_hdr, whose sorted
- * table leads to the FDE; this file runs the FDE's program. */
+ * table leads to the FDE; this file runs the FDE's program. A fully
+ * static program has no such table (gcc -static passes no --eh-frame-hdr):
+ * there the program's .eh_frame is searched entry by entry
+ * (eh_frame_locate.c finds it). */
 #define _GNU_SOURCE
 #include "dwarf_cfi.h"
+#include "eh_frame_locate.h"
 #include "leb128.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <string.h>
 
 #define REMEMBER_DEPTH 2   /* compilers nest remember_state once */
@@ -399,12 +404,72 @@ static int run_fde(const uint8_t *fde, uintptr_t data_base, const struct bounds 
     return run_program(&p);
 }
 
+/* ---- where the table is ------------------------------------------------- */
+
+/* The ELF header of the file this code is linked into: the program itself
+ * when the library is linked statically (the linker defines it). */
+extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
+
+/* The load bias and mapped extent of the file this code is linked into,
+ * if PC lies in one of its executable segments, from its program headers.
+ * Reads only mapped memory: no syscall, no lock. */
+static int own_file_holds(uintptr_t pc, uintptr_t *bias_out, struct bounds *bounds)
+{
+    const ElfW(Ehdr) *file = &__ehdr_start;
+    const ElfW(Phdr) *headers = (const ElfW(Phdr) *)((const char *)file + file->e_phoff);
+    uintptr_t bias = 0, low = UINTPTR_MAX, high = 0;
+    int in_code = 0;
+
+    for (unsigned i = 0; i < file->e_phnum; i++)
+        if (headers[i].p_type == PT_LOAD && headers[i].p_offset == 0)
+            bias = (uintptr_t)file - headers[i].p_vaddr;
+    for (unsigned i = 0; i < file->e_phnum; i++) {
+        const ElfW(Phdr) *header = &headers[i];
+        uintptr_t start = bias + header->p_vaddr, end = start + header->p_memsz;
+        if (header->p_type != PT_LOAD)
+            continue;
+        low = start < low ? start : low;
+        high = end > high ? end : high;
+        in_code |= (header->p_flags & PF_X) && pc >= start && pc < end;
+    }
+    *bias_out = bias;
+    *bounds = (struct bounds){ low, high };
+    return in_code;
+}
+
+/* The FDE for PC by a walk over every entry of a .eh_frame that has no
+ * search table: slower, and only for a program linked without
+ * .eh_frame_hdr (gcc -static); the rule cache spares most repeats. */
+static int scan_section(uintptr_t pc, struct cfi_frame *frame)
+{
+    struct eh_frame_section section;
+    struct bounds file, within;
+    uintptr_t bias;
+    const uint8_t *end;
+
+    if (!own_file_holds(pc, &bias, &file) || eh_frame_locate_program(&__ehdr_start, &section) < 0)
+        return -ENOENT;
+    within = (struct bounds){ bias + section.address, bias + section.address + section.size };
+    if (within.low < file.low || within.high > file.high || within.high < within.low + 8)
+        return -ENOENT;
+    for (const uint8_t *entry = (const uint8_t *)within.low;
+         entry_body(entry, &within, &end) != NULL; entry = end) {
+        uint32_t cie_id;
+        memcpy(&cie_id, entry + 4, 4);
+        if (cie_id == 0)
+            continue; /* a CIE */
+        if (run_fde(entry, 0, &within, pc, frame) == 0)
+            return 0;
+    }
+    return -ENOENT;
+}
+
 int cfi_find_frame(uintptr_t pc, struct cfi_frame *frame)
 {
     struct dl_find_object object;
 
     if (_dl_find_object((void *)pc, &object) != 0 || object.dlfo_eh_frame == NULL)
-        return -ENOENT;
+        return scan_section(pc, frame);
     const uint8_t *header = object.dlfo_eh_frame;
     struct bounds bounds = { (uintptr_t)object.dlfo_map_start, (uintptr_t)object.dlfo_map_end };
     if ((uintptr_t)header < bounds.low || (uintptr_t)header > bounds.high - 20)

@@ -269,7 +269,9 @@ static int step_with_frame(struct stack_walk *walk, uintptr_t lookup_pc,
             remember_outermost(lookup_pc, generation);
         return 0; /* undefined return address: the outermost frame */
     }
-    if (next[PC] == 0)
+    /* A return address of 0 ends the stack; an interrupted pc of 0 is a
+     * call through a NULL pointer, which the next step recovers from. */
+    if (next[PC] == 0 && !frame->signal_frame)
         return 0;
     if (!frame->signal_frame && next[CFI_RSP] <= walk->registers[CFI_RSP])
         return 0;
@@ -289,7 +291,9 @@ static int step_with_frame(struct stack_walk *walk, uintptr_t lookup_pc,
 }
 
 /* A call through a bad pointer faults at an address with no code: the
- * return address the call pushed is still on top of the stack. */
+ * return address the call pushed is still on top of the stack. Tried for
+ * an exact pc only (where a walk starts, or after a signal frame): a
+ * return address with no code is a broken stack, not a bad call. */
 static int step_out_of_a_bad_call(struct stack_walk *walk)
 {
     struct dl_find_object object;
@@ -319,7 +323,7 @@ static int step_once(struct stack_walk *walk)
         return step_with_rule(walk, &rule);
     unsigned generation = rule_cache_generation();
     if (cfi_find_frame(lookup_pc, &frame) < 0)
-        return walk->steps == 0 && walk->pc_is_exact ? step_out_of_a_bad_call(walk) : 0;
+        return walk->pc_is_exact ? step_out_of_a_bad_call(walk) : 0;
     return step_with_frame(walk, lookup_pc, &frame, generation);
 }
 

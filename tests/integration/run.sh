@@ -3,14 +3,16 @@
 # would. Run by `make test-integration` (after `make all`) from the repo root:
 #   sh tests/integration/run.sh
 #
-#  1. make install PREFIX=<tmp>/prefix; make install/uninstall with DESTDIR.
+#  1. make install PREFIX=<tmp>/prefix; make install/uninstall with DESTDIR;
+#     ldconfig run by install and uninstall only without DESTDIR and for a
+#     LIBDIR ldconfig scans (a fake ldconfig; the real one for the query).
 #  2. user_program.c built with `cc ... $(pkg-config --cflags --libs
 #     execinfo_ex)`, without -rdynamic, run with LD_LIBRARY_PATH: static and
 #     global functions named in backtrace_symbols and backtrace_symbols_fd
 #     shapes, print_trace's " at user_program.c:LINE" equal to the call line.
 #  3. The same, and fd_only.c (only backtrace + backtrace_symbols_fd), linked
-#     statically: a second prefix without the .so files, so that
-#     `pkg-config --static --libs` makes the linker take libexecinfo_ex.a.
+#     statically with `pkg-config --cflags --libs execinfo_ex_static` from
+#     the same prefix, its .so beside the archive: nothing needs the .so.
 #  4. with_libunwind.c linked with -lexecinfo_ex -lunwind: backtrace is ours.
 #  5. The installed execinfo_ex_run: a crash's report and status; bad options
 #     (flags or inherited EXECINFO_EX_OPTIONS) refused with status 2; the
@@ -20,6 +22,8 @@
 # "integration: N passed, M failed"; exits 1 when M > 0. Every program run
 # is bounded by `timeout 20`. Variables: CC (default cc), MAKE (make),
 # KEEP_TMP=1 keeps the temp dir for inspection.
+# tests/integration/commands.sh (issue 13), sourced in 5: an existing -o
+# FILE said up front and --overwrite; the installed execinfo_ex_heap.
 set -eu
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -144,7 +148,9 @@ expect_grep() {
 INSTALLED_FILES="include/execinfo_ex.h lib/libexecinfo_ex.so lib/libexecinfo_ex.so.0
 lib/libexecinfo_ex.a lib/pkgconfig/execinfo_ex.pc share/man/man3/backtrace.3
 share/man/man3/backtrace_install_fatal_handler.3 share/man/man1/execinfo_ex_run.1
-bin/execinfo_ex_run share/doc/execinfo_ex/examples/print_trace.c"
+bin/execinfo_ex_run share/doc/execinfo_ex/examples/print_trace.c
+bin/execinfo_ex_heap share/man/man1/execinfo_ex_heap.1 lib/pkgconfig/execinfo_ex_static.pc
+lib/execinfo_ex/mtrace_at_load.so"
 
 # expect_installed LABEL DIR: every INSTALLED_FILES entry exists under DIR.
 expect_installed() {
@@ -277,6 +283,61 @@ else
     not_ok "make uninstall removes every installed file" "left: $left"
 fi
 
+# Issue 13, item 2: install and uninstall run ldconfig when the install is
+# to the real root (no DESTDIR) and ldconfig scans LIBDIR. A fake ldconfig
+# answers the query (-v -N -X) with FAKE_SCANNED and logs any other call.
+fake_ldconfig=$tmp/bin/fake_ldconfig
+cat >"$fake_ldconfig" <<EOF
+#!/bin/sh
+if [ "\$1" = -v ]; then
+    printf '%s: (from fake.conf:1)\n\tlibfake.so.1 -> libfake.so.1.0\n' "\$FAKE_SCANNED"
+    exit 0
+fi
+echo "ldconfig \$*" >>"$tmp/out/ldconfig.log"
+EOF
+chmod +x "$fake_ldconfig"
+ld_prefix=$tmp/ld_prefix
+# ldconfig_case DESCRIPTION WANT(ran|not-run) SCANNED MAKE-ARGS...
+ldconfig_case() {
+    description=$1
+    want=$2
+    scanned=$3
+    shift 3
+    rm -f "$tmp/out/ldconfig.log"
+    FAKE_SCANNED=$scanned quiet_make "$tmp/out/ldconfig_make.log" "$@" LDCONFIG="$fake_ldconfig" || true
+    if [ -s "$tmp/out/ldconfig.log" ]; then got=ran; else got=not-run; fi
+    if [ "$got" = "$want" ]; then
+        ok "make $1 ...: ldconfig $want ($description)"
+    else
+        not_ok "make $1 ...: ldconfig $want ($description)" "ldconfig $got; make $*"
+        show "$tmp/out/ldconfig_make.log"
+    fi
+}
+ldconfig_case "no DESTDIR, LIBDIR scanned" ran "$ld_prefix/lib" install PREFIX="$ld_prefix"
+ldconfig_case "LIBDIR scanned, but DESTDIR given" not-run "$tmp/ld_stage$ld_prefix/lib" \
+    install PREFIX="$ld_prefix" DESTDIR="$tmp/ld_stage"
+ldconfig_case "no DESTDIR, LIBDIR not scanned" not-run /usr/local/lib install PREFIX="$ld_prefix"
+expect_grep "make install into a directory ldconfig does not scan: says what to do" "$tmp/out/ldconfig_make.log" \
+    "^note: $ld_prefix/lib is not in the loader's path: build programs with -Wl,-rpath,$ld_prefix/lib"
+ldconfig_case "no DESTDIR, LIBDIR scanned" ran "$ld_prefix/lib" uninstall PREFIX="$ld_prefix"
+# The query itself, with the real ldconfig: /usr/local/lib (libc.conf) and
+# /usr/lib/x86_64-linux-gnu (listed as /lib/... on a merged /usr) are
+# scanned, a temporary prefix is not.
+for dir in /usr/local/lib /usr/lib/x86_64-linux-gnu; do
+    if [ ! -d "$dir" ]; then
+        ok "tools/loader_knows.sh $dir: skipped, no such directory"
+    elif sh tools/loader_knows.sh "$dir"; then
+        ok "tools/loader_knows.sh $dir: ldconfig scans it"
+    else
+        not_ok "tools/loader_knows.sh $dir: ldconfig scans it" "$(/sbin/ldconfig -v -N -X 2>/dev/null | grep '^/' | tr '\n' ';')"
+    fi
+done
+if sh tools/loader_knows.sh "$prefix/lib"; then
+    not_ok "tools/loader_knows.sh <tmp>/prefix/lib: not scanned"
+else
+    ok "tools/loader_knows.sh <tmp>/prefix/lib: not scanned"
+fi
+
 # ---- 2. a user program, dynamic -----------------------------------------------
 
 user_src=$src/user_program.c
@@ -334,6 +395,22 @@ esac
 run_prog user_dynamic LD_LIBRARY_PATH="$prefix/lib"
 check_user_program user_dynamic
 
+# Issue 13, item 4: the prefix is outside the loader's path, so without
+# LD_LIBRARY_PATH the program does not start; the README's rpath from
+# pkg-config's libdir makes it start anywhere.
+run_prog user_dynamic
+if [ "$(cat "$tmp/out/user_dynamic.status")" = 127 ] &&
+    grep -q 'libexecinfo_ex.so.0: cannot open shared object file' "$tmp/out/user_dynamic.err"; then
+    ok "user_dynamic without LD_LIBRARY_PATH: does not start (the prefix is outside the loader's path)"
+else
+    not_ok "user_dynamic without LD_LIBRARY_PATH: does not start (the prefix is outside the loader's path)" \
+        "status $(cat "$tmp/out/user_dynamic.status"): the rpath check below proves nothing"
+fi
+rpath_flag=-Wl,-rpath,$(pkg "$prefix" --variable=libdir execinfo_ex)
+build user_rpath "$user_src" $cflags_libs "$rpath_flag"
+run_prog user_rpath
+check_user_program user_rpath
+
 # The crash-handler subset, dynamic: the control for the static case below.
 build fd_only_dynamic "$src/fd_only.c" $cflags_libs
 run_prog fd_only_dynamic LD_LIBRARY_PATH="$prefix/lib"
@@ -344,19 +421,21 @@ for function in fd_only_static_leaf fd_only_global_middle main; do
 done
 
 # ---- 3. linked statically against libexecinfo_ex.a ------------------------------
-# A user who wants the archive: a prefix without the .so files, and
-# `pkg-config --static` (our Requires.private and Libs.private follow).
+# Issue 13, item 1: the README's line, `pkg-config --cflags --libs
+# execinfo_ex_static` (-l:libexecinfo_ex.a), takes the archive from the
+# same prefix, with libexecinfo_ex.so beside it (`pkg-config --static
+# execinfo_ex` only adds the private libraries: the linker takes the .so).
 
-static_prefix=$tmp/static_prefix
-if quiet_make "$tmp/out/install_static.log" install PREFIX="$static_prefix" &&
-    rm -f "$static_prefix"/lib/libexecinfo_ex.so*; then
-    ok "make install PREFIX=<tmp>/static_prefix, then its .so files removed"
+static_flags=$(pkg "$prefix" --cflags --libs execinfo_ex_static 2>/dev/null || true)
+case $static_flags in
+    *-l:libexecinfo_ex.a*) ok "pkg-config --cflags --libs execinfo_ex_static: $static_flags" ;;
+    *) not_ok "pkg-config --cflags --libs execinfo_ex_static names -l:libexecinfo_ex.a" "got: $static_flags" ;;
+esac
+if [ -e "$prefix/lib/libexecinfo_ex.so" ]; then
+    ok "the prefix has libexecinfo_ex.so beside libexecinfo_ex.a (the case the static line must handle)"
 else
-    not_ok "make install PREFIX=<tmp>/static_prefix, then its .so files removed (the checks below use what it installed)"
-    show "$tmp/out/install_static.log" 20
-    rm -f "$static_prefix"/lib/libexecinfo_ex.so*
+    not_ok "the prefix has libexecinfo_ex.so beside libexecinfo_ex.a (the case the static line must handle)"
 fi
-static_flags=$(pkg "$static_prefix" --static --cflags --libs execinfo_ex 2>/dev/null || true)
 
 build user_static "$user_src" $static_flags
 if [ -x "$tmp/bin/user_static" ] &&
@@ -468,6 +547,9 @@ if [ -e "$tmp/cwd/a:b" ] || [ -e "$tmp/cwd/a" ]; then
 else
     ok "execinfo_ex_run -o 'a:b': no file written"
 fi
+
+# Issue 13: an existing -o FILE said up front, --overwrite, the heap command.
+. "$src/commands.sh"
 
 # handler=1 first, then the inherited options, then the flags (the last wins).
 run_tool tool_compose frames=8 -f 16 sh -c 'echo "$EXECINFO_EX_OPTIONS"'

@@ -131,3 +131,36 @@ Test(fd_write, interrupted_writes_are_resumed, .timeout = 20)
     waitpid(reader, &status, 0);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
+
+static void note_fallback(int fd, int error, const void *context)
+{
+    char line[64];
+    int length = snprintf(line, sizeof line, "[%s failed: %d]\n", (const char *)context, -error);
+    fd_write_all(fd, line, (size_t)length);
+}
+
+/* A pipe whose reader is gone fails (EPIPE, no SIGPIPE): the block whose
+ * write failed and all that follows go to the fallback, after the notice. */
+Test(text_out, a_failed_write_falls_back_with_the_whole_block)
+{
+    int dead[2], alive[2];
+    cr_assert_eq(pipe(dead), 0);
+    cr_assert_eq(pipe(alive), 0);
+    close(dead[0]);
+    char buffer[8];
+    struct text_out out;
+    text_out_init_fd(&out, dead[1], buffer, sizeof buffer);
+    text_out_set_fallback(&out, alive[1], note_fallback, "first");
+    text_out_string(&out, "one two three\n");
+    text_out_end_line(&out);
+    text_out_string(&out, "four\n");
+    cr_assert_eq(text_out_flush(&out), 0);
+    cr_assert_eq(out.fd, alive[1]);
+    close(alive[1]);
+    char text[128];
+    read_all(alive[0], text, sizeof text);
+    close(alive[0]);
+    close(dead[1]);
+    /* The first 8-byte block failed: it is written again, whole. */
+    cr_assert_str_eq(text, "[first failed: 32]\none two three\nfour\n");
+}
