@@ -522,6 +522,24 @@ Test(hooks, bugs_just_before_exit_are_found_at_exit, .timeout = 60)
     cr_assert_null(strstr(result.output, "heap error"), "%s", result.output);
 }
 
+/* The heap error is in the report of the abort it raised, and not in the
+ * report of a later crash of a program that recovered from that abort. */
+Test(hooks, a_recovered_heap_error_is_not_in_the_next_crash_report, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("recover_then_crash", NULL, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    const char *abort_report = strstr(result.output, "fatal signal 6 (SIGABRT)");
+    const char *recovered = strstr(result.output, "*** recovered\n");
+    cr_assert(abort_report != NULL && recovered != NULL && abort_report < recovered, "%s",
+              result.output);
+    const char *heap = strstr(abort_report, "*** execinfo_ex: heap error: double-free");
+    cr_assert(heap != NULL && heap < recovered, "%s", result.output);
+    const char *crash = strstr(recovered, "fatal signal 11 (SIGSEGV)");
+    cr_assert_not_null(crash, "no report of the second crash:\n%s", result.output);
+    cr_assert_null(strstr(crash, "heap error"), "the old heap error again:\n%s", crash);
+}
+
 /* ---- pointers that are no block: inside one, in a stack, in a module ---- */
 
 Test(hooks, realloc_of_a_pointer_inside_a_block_is_reported, .timeout = 60)
