@@ -121,15 +121,17 @@ $(STATIC): $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 HOOKS_SOURCES  := $(sort $(wildcard src/hooks/*.c))
 HOOKS_OBJECTS  := $(HOOKS_SOURCES:%.c=$(BUILD)/obj/%.o)
 HOOKS_BASE     := $(addprefix $(BUILD)/obj/src/base/,options.o environment.o fd_write.o text_out.o \
-	json_out.o report_file.o)
+	json_out.o report_file.o maps_reader.o)
 HOOKS_SONAME   := libexecinfo_ex_hooks.so.$(SOVERSION)
 HOOKS_SHARED   := $(BUILD)/libexecinfo_ex_hooks.so.$(VERSION)
 # For the unit tests of tests/unit/hooks_*.c: the modules without the
-# entry points, so that a test program keeps glibc's malloc.
+# entry points (allocator.c, dlopen_deepbind.c), so that a test program keeps
+# glibc's malloc and dlopen.
 HOOKS_INTERNAL := $(BUILD)/libexecinfo_ex_hooks_internal.a
 HOOKS_REPLACED := malloc free calloc realloc reallocarray posix_memalign memalign \
 	aligned_alloc valloc pvalloc malloc_usable_size mtrace muntrace dlopen dlmopen dlclose
-# Passes dlopen, dlmopen, dlclose on to the core's (src/symbolize/load_watch_forward.c).
+# dlopen: src/hooks/dlopen_deepbind.c, which passes it on to the core's;
+# dlmopen, dlclose: passed on to the core's (src/symbolize/load_watch_forward.c).
 HOOKS_FORWARD  := $(BUILD)/obj/src/symbolize/load_watch_forward.o
 
 $(HOOKS_SHARED): $(HOOKS_OBJECTS) $(HOOKS_BASE) $(HOOKS_FORWARD) src/hooks/exports.map $(BUILD)/libexecinfo_ex.so
@@ -141,7 +143,7 @@ $(BUILD)/libexecinfo_ex_hooks.so: $(HOOKS_SHARED)
 	ln -sf libexecinfo_ex_hooks.so.$(VERSION) $(BUILD)/$(HOOKS_SONAME)
 	ln -sf $(HOOKS_SONAME) $@
 
-$(HOOKS_INTERNAL): $(filter-out $(BUILD)/obj/src/hooks/allocator.o,$(HOOKS_OBJECTS))
+$(HOOKS_INTERNAL): $(filter-out $(BUILD)/obj/src/hooks/allocator.o $(BUILD)/obj/src/hooks/dlopen_deepbind.o,$(HOOKS_OBJECTS))
 	rm -f $@
 	ar rcs $@ $^
 

@@ -262,6 +262,14 @@ size_t malloc_state_size(const void *state);
  * AS-Unsafe. */
 int malloc_set_state(void *state);
 
+/* malloc_set_state for a blob of which LENGTH bytes may be read (a saved
+ * file read or mapped back): nothing past them is read, whatever the
+ * blob's own total size says; -1 if the blob does not fit in them. Use it
+ * for any blob that is not a malloc_get_state() block of this process:
+ * malloc_set_state() can only bound its reads by the mappings around the
+ * pointer. Returns as malloc_set_state. MT-Safe. AS-Unsafe. */
+int malloc_set_state_sized(const void *state, size_t length);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,9 +16,13 @@ STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard
 TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse \
 	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program $(BUILD)/tests/freed_pointer \
 	$(BUILD)/tests/packed_functions.so $(BUILD)/tests/odd_symbols.so $(BUILD)/tests/alias_program \
-	$(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc \
+	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
 	$(BUILD)/tests/dlopen_crash
+# gcc cannot link a sanitized program -static: test-asan leaves their tests out.
+ifneq ($(SANITIZE_PASS),asan)
+TEST_FIXTURES  += $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
+endif
 CRITERION_RUN  := --jobs 2 --timeout 60
 
 $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
@@ -74,6 +78,15 @@ $(BUILD)/tests/static_program: tests/fixtures/static_program.c all
 $(BUILD)/tests/static_program_glibc: tests/fixtures/static_program.c
 	@mkdir -p $(dir $@)
 	$(CC) -static -O1 -g -DGLIBC_ONLY $< -o $@
+
+# A plugin host (plain: the tests preload the hooks) and its plugin.
+$(BUILD)/tests/deepbind_host: tests/fixtures/deepbind_host.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $< -o $@ -ldl
+
+$(BUILD)/tests/deepbind_plugin.so: tests/fixtures/deepbind_plugin.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fPIC -shared -fno-builtin $< -o $@
 
 $(BUILD)/tests/crash_static: tests/fixtures/crash_static.c all
 	@mkdir -p $(dir $@)

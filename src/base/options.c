@@ -35,6 +35,7 @@ void options_defaults(struct options *options)
     options->free_fill = 0xef;
     options->fill_max = (size_t)4 << 10;
     options->on_error = HEAP_ERROR_ABORT;
+    options->exit_check = 1;
 }
 
 int options_parse_size(const char *text, size_t length, size_t *out)
@@ -131,6 +132,7 @@ static int parse_frames(struct options *o, const char *value, size_t length)
 }
 
 static int parse_heap(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->heap); }
+static int parse_exit_check(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->exit_check); }
 
 /* A size within [minimum, maximum]. */
 static int parse_bounded(const char *value, size_t length, size_t minimum, size_t maximum,
@@ -285,7 +287,7 @@ static const struct {
     { "guard", parse_guard },         { "quarantine", parse_quarantine },
     { "alloc_fill", parse_alloc_fill }, { "free_fill", parse_free_fill },
     { "fill_max", parse_fill_max },   { "on_error", parse_on_error },
-    { "mtrace_frames", parse_mtrace_frames },
+    { "mtrace_frames", parse_mtrace_frames }, { "exit_check", parse_exit_check },
 };
 
 #define KNOWN_COUNT (sizeof known_options / sizeof known_options[0])

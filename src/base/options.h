@@ -35,6 +35,7 @@ struct options {
     size_t fill_max;          /* fill_max=SIZE: bytes filled (and checked) per block; 4K */
     int mtrace_frames;        /* mtrace_frames=0..64: a "# stack" line per traced event; 0 */
     enum heap_error_action on_error; /* on_error=abort|report; default abort */
+    int exit_check;           /* exit_check=0|1: guards and quarantine checked at exit; 1 */
 };
 
 /* The signals the handler takes by default: SEGV BUS ILL FPE ABRT TRAP SYS. */

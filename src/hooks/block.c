@@ -57,6 +57,24 @@ void block_prepare(const struct block_layout *layout, uintptr_t user, size_t siz
         memset((char *)user + size, REAR_GUARD_PATTERN, usable - size);
 }
 
+void block_resize(const struct block_layout *layout, uintptr_t user, size_t old_size,
+                  size_t new_size)
+{
+    struct block_header *header = block_header_of(layout, user);
+    /* Shrinking: the bytes given up become rear guard before the header
+     * says so, so that a walk that reads either header finds its guard. */
+    if (new_size < old_size)
+        memset((char *)user + new_size, REAR_GUARD_PATTERN, old_size - new_size);
+    uint64_t word = __atomic_load_n(&header->size_and_state, __ATOMIC_RELAXED);
+    struct block_header updated = { (uint64_t)new_size << 16 | (word & 0xffff),
+                                    header->alloc_stack, 0 };
+    updated.check = check_word(layout, user, &updated);
+    /* A walk that reads the header half-written finds its check word wrong
+     * and passes the block by, as it does a block being handed out. */
+    __atomic_store_n(&header->size_and_state, updated.size_and_state, __ATOMIC_RELAXED);
+    __atomic_store_n(&header->check, updated.check, __ATOMIC_RELEASE);
+}
+
 int block_claim_free(const struct block_layout *layout, uintptr_t user)
 {
     struct block_header *header = block_header_of(layout, user);

@@ -59,6 +59,14 @@ static inline struct block_header *block_header_of(const struct block_layout *la
 void block_prepare(const struct block_layout *layout, uintptr_t user, size_t size,
                    size_t alignment, stack_id alloc_stack, size_t usable);
 
+/* Give a LIVE block NEW_SIZE user bytes in place (realloc), the rear
+ * guard moved: the caller knows the real block has room for NEW_SIZE and
+ * the guard. Everything past the user bytes already holds the rear
+ * pattern (block_prepare fills the whole slack), so growing writes only
+ * the header; shrinking fills the bytes given up first. */
+void block_resize(const struct block_layout *layout, uintptr_t user, size_t old_size,
+                  size_t new_size);
+
 /* Move a LIVE block to FREEING atomically: 1 for the one caller that did,
  * 0 if another thread freed it first (a racing double free). That caller
  * then writes the fill and calls block_finish_free (FREEING -> FREED). */

@@ -15,7 +15,11 @@
 #include "quarantine.h"
 #include "state.h"
 
+#include "../base/maps_reader.h"
+
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <malloc.h>
 #include <sched.h>
 #include <string.h>
@@ -34,9 +38,20 @@ static size_t glibc_usable_size(void *real)
     return chunk > overhead ? chunk - overhead : 0;
 }
 
-static void *allocate_recorded(size_t size, size_t alignment, int with_stack)
+/* glibc's mmapped chunks (bit 1 of the size word) come fresh from mmap:
+ * already zero, as glibc's calloc knows. */
+static int glibc_chunk_is_mmapped(void *real)
 {
-    size_t real_size = block_real_size(&heap.layout, size, alignment);
+    return (((const size_t *)real)[-1] & 2) != 0;
+}
+
+/* HEADROOM: bytes of slack beyond the guard that a realloc may grow into
+ * in place later. */
+static void *allocate_recorded(size_t size, size_t alignment, int with_stack, int zeroed,
+                               size_t headroom)
+{
+    size_t real_size = size > BLOCK_SIZE_MAX ? 0 : block_real_size(&heap.layout, size + headroom,
+                                                                   alignment);
     if (real_size == 0) {
         errno = ENOMEM;
         return NULL;
@@ -51,7 +66,10 @@ static void *allocate_recorded(size_t size, size_t alignment, int with_stack)
     uintptr_t user = (uintptr_t)real + block_front(&heap.layout, alignment);
     size_t usable = glibc_usable_size(real) - block_front(&heap.layout, alignment);
     block_prepare(&heap.layout, user, size, alignment, stack, usable);
-    block_fill(user, size, heap.options.fill_max, heap.options.alloc_fill);
+    if (!zeroed)
+        block_fill(user, size, heap.options.fill_max, heap.options.alloc_fill);
+    else if (!glibc_chunk_is_mmapped(real))
+        memset((void *)user, 0, size); /* a fresh mmapped chunk is zero already */
     if (block_set_insert(user) != 0) {
         __libc_free(real);
         errno = ENOMEM;
@@ -66,7 +84,18 @@ void *heap_allocate(size_t size, size_t alignment)
         return alignment <= 16 ? __libc_malloc(size) : __libc_memalign(alignment, size);
     int with_stack = heap_busy == 0;
     heap_busy++;
-    void *user = allocate_recorded(size, alignment, with_stack);
+    void *user = allocate_recorded(size, alignment, with_stack, 0, 0);
+    heap_busy--;
+    return user;
+}
+
+void *heap_allocate_zeroed(size_t size)
+{
+    if (!heap_ready())
+        return __libc_calloc(1, size); /* heap=0: glibc's calloc, which skips fresh pages */
+    int with_stack = heap_busy == 0;
+    heap_busy++;
+    void *user = allocate_recorded(size, 16, with_stack, 1, 0);
     heap_busy--;
     return user;
 }
@@ -76,7 +105,7 @@ static void report(enum heap_error kind, uintptr_t address, uintptr_t block,
 {
     struct heap_error_facts error = {
         .kind = kind, .address = address, .block = block,
-        .size = facts != NULL ? facts->size : 0,
+        .size_known = facts != NULL, .size = facts != NULL ? facts->size : 0,
         .offset = (long)(address - block),
         .alloc_stack = facts != NULL ? facts->alloc_stack : 0,
         .free_stack = free_stack, .found = found,
@@ -85,7 +114,7 @@ static void report(enum heap_error kind, uintptr_t address, uintptr_t block,
 }
 
 /* Guards, and for a freed block its fill: report what was damaged. */
-static void check_block(uintptr_t user, const struct block_facts *facts, stack_id free_stack,
+void heap_check_block(uintptr_t user, const struct block_facts *facts, stack_id free_stack,
                         const char *found)
 {
     long damage;
@@ -136,7 +165,7 @@ static void evict(const struct quarantined *block, void *context)
     (void)context;
     struct block_facts facts;
     if (block_read(&heap.layout, block->user, &facts)) {
-        check_block(block->user, &facts, block->free_stack, "at quarantine eviction");
+        heap_check_block(block->user, &facts, block->free_stack, "at quarantine eviction");
         block_set_remove(block->user);
         /* Kept from glibc (leaked) if a walk that may read it never ends. */
         if (heap_wait_for_scans())
@@ -160,26 +189,77 @@ static uintptr_t block_around(uintptr_t address, struct block_facts *facts)
     return block;
 }
 
+/* The mapping of the calling thread's stack, remembered per thread (found
+ * again when the stack pointer has left it: the main stack grows). */
+static __thread uintptr_t stack_low __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t stack_high __attribute__((tls_model("initial-exec")));
+
+static int in_own_stack(uintptr_t address)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (sp < stack_low || sp >= stack_high) {
+        struct maps_entry entry;
+        if (maps_find(sp, &entry) != 0)
+            return 0;
+        stack_low = entry.start;
+        stack_high = entry.end;
+    }
+    return address >= stack_low && address < stack_high;
+}
+
+/* A 16-aligned pointer glibc never gave out: into the calling thread's
+ * stack or into a loaded module (its code, data or bss). glibc's free
+ * would abort with "free(): invalid pointer" or trust whatever lies
+ * before it as a chunk header. Another thread's stack is an anonymous
+ * mapping like glibc's arenas and is not told apart. */
+static const char *not_a_heap_region(uintptr_t address, const char **module)
+{
+    struct dl_find_object object;
+    if (_dl_find_object((void *)address, &object) == 0) {
+        const struct link_map *map = object.dlfo_link_map;
+        *module = map != NULL && map->l_name != NULL ? map->l_name : "";
+        return "module";
+    }
+    return in_own_stack(address) ? "stack" : NULL;
+}
+
+/* ADDRESS, given to free or realloc, is not one of our blocks. Reported
+ * (and 1 returned) when it plainly is no heap block at all: inside one of
+ * ours, in a stack or a module, or (before any malloc_set_state)
+ * misaligned. Otherwise it is glibc's: allocated before the hook layer
+ * was ready, or with heap=0, or known to a restored state. */
+static int report_if_no_block(uintptr_t address, const char *found)
+{
+    struct block_facts facts;
+    uintptr_t block = block_around(address, &facts);
+    if (block != 0) {
+        report(HEAP_INTERIOR_FREE, address, block, &facts, 0, found);
+        return 1;
+    }
+    const char *module = NULL;
+    const char *region = not_a_heap_region(address, &module);
+    if (region != NULL || (!state_restored() && address % 16 != 0)) {
+        struct heap_error_facts error = {
+            .kind = HEAP_INVALID_FREE, .address = address, .found = found,
+            .region = region, .module = module,
+        };
+        heap_report_error(&error);
+        return 1;
+    }
+    return 0;
+}
+
 /* Not ours: glibc's, unless it is plainly not a block pointer. After a
  * malloc_set_state, the restored state may know pointers the registry
- * never saw: those pass through unreported (a pointer inside one of our
- * blocks is still an error). */
+ * never saw: those pass through unreported. */
 static void release_foreign(void *pointer)
 {
     uintptr_t address = (uintptr_t)pointer;
     if (heap.recording) {
-        struct block_facts facts;
-        uintptr_t block = block_around(address, &facts);
-        if (block != 0) {
-            report(HEAP_INTERIOR_FREE, address, block, &facts, 0, "at free");
+        if (report_if_no_block(address, "at free"))
             return;
-        }
         if (state_restored())
             state_forget(address);
-        else if (address % 16 != 0) {
-            report(HEAP_INVALID_FREE, address, 0, NULL, 0, "at free");
-            return;
-        }
     }
     __libc_free(pointer);
 }
@@ -212,7 +292,7 @@ static void release_recorded(uintptr_t user, int with_stack)
     block_finish_free(&heap.layout, user);
     if (state_restored())
         state_forget(user); /* an address a restored record had is reused */
-    check_block(user, &facts, 0, "at free");
+    heap_check_block(user, &facts, 0, "at free");
     struct quarantined block = { user, facts.size, with_stack ? heap_capture(HEAP_CAPTURE_FREE) : 0 };
     quarantine_push(&block, evict, NULL);
 }
@@ -250,6 +330,30 @@ size_t heap_usable_size(void *pointer)
     return glibc_usable_size(pointer);
 }
 
+#define REALLOC_HEADROOM_MAX ((size_t)64 << 10)
+
+/* realloc within the real block, when it has room for SIZE and the rear
+ * guard (glibc's slack, or a moved block's headroom): the guard moves, the
+ * block and its allocation stack stay. Shrinking stays in place unless it
+ * would keep more than REALLOC_HEADROOM_MAX unused. */
+static int resize_in_place(uintptr_t user, const struct block_facts *facts, size_t size)
+{
+    void *real = (void *)block_real(&heap.layout, user, facts->alignment);
+    size_t front = block_front(&heap.layout, facts->alignment);
+    size_t usable = glibc_usable_size(real);
+    size_t room = usable > front ? usable - front : 0;
+    if (size > room || room - size < heap.layout.rear_guard)
+        return 0;
+    if (size < facts->size && room - size > REALLOC_HEADROOM_MAX + heap.layout.rear_guard)
+        return 0; /* give the memory back: move to a smaller block */
+    block_resize(&heap.layout, user, facts->size, size);
+    if (size > facts->size)
+        block_fill(user + facts->size, size - facts->size,
+                   facts->size < heap.options.fill_max ? heap.options.fill_max - facts->size : 0,
+                   heap.options.alloc_fill);
+    return 1;
+}
+
 void *heap_reallocate(void *pointer, size_t size)
 {
     if (pointer == NULL)
@@ -259,6 +363,17 @@ void *heap_reallocate(void *pointer, size_t size)
         if (size == 0) {
             heap_release(pointer);
             return NULL;
+        }
+        if (heap.recording) {
+            /* As free does: glibc would print "realloc(): invalid old
+             * size" or trust user bytes that look like a chunk header. */
+            heap_busy++;
+            int reported = report_if_no_block((uintptr_t)pointer, "at realloc");
+            heap_busy--;
+            if (reported) {
+                errno = EINVAL; /* on_error=report: the pointer is left alone */
+                return NULL;
+            }
         }
         if (state_restored())
             state_forget((uintptr_t)pointer);
@@ -273,7 +388,18 @@ void *heap_reallocate(void *pointer, size_t size)
         heap_release(pointer); /* glibc: realloc(p, 0) frees and returns NULL */
         return NULL;
     }
-    void *moved = heap_allocate(size, 16);
+    if (resize_in_place((uintptr_t)pointer, &facts, size))
+        return pointer;
+    /* A block that moves to grow gets headroom, so that growing it again
+     * (a buffer grown a byte at a time) stays in place: amortized linear,
+     * as glibc's realloc is by extending into the free chunk after it. */
+    size_t headroom = size > facts.size ? size / 2 : 0;
+    if (headroom > REALLOC_HEADROOM_MAX)
+        headroom = REALLOC_HEADROOM_MAX;
+    int with_stack = heap_busy == 0;
+    heap_busy++;
+    void *moved = allocate_recorded(size, 16, with_stack, 0, headroom);
+    heap_busy--;
     if (moved == NULL)
         return NULL; /* the old block is untouched, as glibc leaves it */
     memcpy(moved, pointer, facts.size < size ? facts.size : size);

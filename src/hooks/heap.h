@@ -64,9 +64,18 @@ int heap_stack_frames(stack_id id, uint32_t *thread, void **frames, int capacity
 /* The defaults behind the hook pointers and the entry points. ALIGNMENT is
  * a power of two >= 16. Errors as glibc's: NULL with errno ENOMEM. */
 void *heap_allocate(size_t size, size_t alignment);
+/* calloc's default: SIZE zeroed bytes, without writing pages that are
+ * zero already (glibc's calloc with heap=0; a fresh mmapped chunk). */
+void *heap_allocate_zeroed(size_t size);
 void heap_release(void *pointer);
 void *heap_reallocate(void *pointer, size_t size);
 size_t heap_usable_size(void *pointer);
+
+/* The guards of the block at USER, and for a freed one its fill: each
+ * damage reported (heap_report_error), FOUND saying when ("at free"...).
+ * World: normal. */
+void heap_check_block(uintptr_t user, const struct block_facts *facts, stack_id free_stack,
+                      const char *found);
 
 /* The unlocked walks over the blocks (backtrace_heap_describe,
  * backtrace_heap_check, the crash report's heap section) say they are

@@ -88,37 +88,107 @@ static void find_nearest(struct nearest *nearest)
                       nearest);
 }
 
-static void put_hex(struct text_out *out, uintptr_t value)
+/* A block as the scans name it, every fact gathered once (the free stack
+ * looked up in the quarantine once), for the text and the JSON renderer
+ * alike. */
+struct block_report {
+    const char *kind;             /* "inside", "near", or the error's name */
+    uintptr_t address;            /* the address asked about, or the damaged byte */
+    uintptr_t block;
+    size_t size;
+    int freed;                    /* not live (freed, or being freed) */
+    long offset;                  /* address - block */
+    stack_id alloc_stack;
+    stack_id free_stack;          /* 0 unless the quarantine still has it */
+};
+
+static void block_report_fill(struct block_report *report, const char *kind, uintptr_t block,
+                              const struct block_facts *facts, uintptr_t address)
 {
-    text_out_string(out, "0x");
-    text_out_hex(out, value);
+    *report = (struct block_report){
+        .kind = kind, .address = address, .block = block, .size = facts->size,
+        .freed = facts->state != BLOCK_LIVE, .offset = (long)(address - block),
+        .alloc_stack = facts->alloc_stack,
+    };
+    struct quarantined freed;
+    if (facts->state == BLOCK_FREED && quarantine_find(block, &freed))
+        report->free_stack = freed.free_stack;
 }
 
-static void describe_block(struct text_out *out, int fd, const struct nearest *near)
+/* The stacks, in the text renderers. */
+static void text_stacks(struct text_out *out, int fd, const struct block_report *report)
 {
-    long offset = (long)(near->address - near->block);
+    heap_report_stack(out, fd, "allocated", report->alloc_stack);
+    heap_report_stack(out, fd, "freed", report->free_stack);
+    text_out_flush(out);
+}
+
+/* "*** ADDRESS is at offset N inside a live 24-byte block at B", or
+ * "... N bytes past the end of ..." / "... before the start of ...". */
+static void fault_block_text(struct text_out *out, int fd, const struct block_report *report)
+{
     text_out_string(out, "*** ");
-    put_hex(out, near->address);
-    if (near->distance == 0) {
+    heap_report_hex(out, report->address);
+    if (report->kind[0] == 'i') {
         text_out_string(out, " is at offset ");
-        heap_report_signed(out, offset);
+        heap_report_signed(out, report->offset);
         text_out_string(out, " inside");
     } else {
         text_out_char(out, ' ');
-        text_out_decimal(out, offset < 0 ? (uint64_t)-offset
-                                         : (uint64_t)offset - near->facts.size);
-        text_out_string(out, offset < 0 ? " bytes before the start of" : " bytes past the end of");
+        text_out_decimal(out, report->offset < 0 ? (uint64_t)-report->offset
+                                                 : (uint64_t)report->offset - report->size);
+        text_out_string(out, report->offset < 0 ? " bytes before the start of"
+                                                : " bytes past the end of");
     }
-    text_out_string(out, near->facts.state != BLOCK_LIVE ? " a freed " : " a live ");
-    text_out_decimal(out, near->facts.size);
+    text_out_string(out, report->freed ? " a freed " : " a live ");
+    text_out_decimal(out, report->size);
     text_out_string(out, "-byte block at ");
-    put_hex(out, near->block);
+    heap_report_hex(out, report->block);
     text_out_string(out, "\n");
-    heap_report_stack(out, fd, "allocated", near->facts.alloc_stack);
-    struct quarantined freed;
-    if (near->facts.state == BLOCK_FREED && quarantine_find(near->block, &freed))
-        heap_report_stack(out, fd, "freed", freed.free_stack);
-    text_out_flush(out);
+    text_stacks(out, fd, report);
+}
+
+/* "*** heap-buffer-overflow: live 24-byte block at B, damaged at offset N" */
+static void damaged_block_text(struct text_out *out, int fd, const struct block_report *report)
+{
+    text_out_string(out, "*** ");
+    text_out_string(out, report->kind);
+    text_out_string(out, ": ");
+    text_out_string(out, report->freed ? "freed " : "live ");
+    text_out_decimal(out, report->size);
+    text_out_string(out, "-byte block at ");
+    heap_report_hex(out, report->block);
+    text_out_string(out, ", damaged at offset ");
+    heap_report_signed(out, report->offset);
+    text_out_char(out, '\n');
+    text_stacks(out, fd, report);
+}
+
+/* {"kind":...,"block":...,"size":N,"state":"live"|"freed","offset":N,
+ *  "allocated":...[,"freed":...]}: either kind of block report. */
+static void block_json(struct text_out *out, int fd, const struct block_report *report)
+{
+    text_out_char(out, '{');
+    json_key(out, "kind", 1);
+    json_string(out, report->kind);
+    json_key(out, "block", 0);
+    json_hex(out, report->block);
+    json_key(out, "size", 0);
+    text_out_decimal(out, report->size);
+    json_key(out, "state", 0);
+    json_string(out, report->freed ? "freed" : "live");
+    json_key(out, "offset", 0);
+    json_signed(out, report->offset);
+    heap_report_json_stack(out, fd, "allocated", report->alloc_stack);
+    if (report->free_stack != 0)
+        heap_report_json_stack(out, fd, "freed", report->free_stack);
+    text_out_char(out, '}');
+}
+
+static void fault_block_fill(struct block_report *report, const struct nearest *near)
+{
+    block_report_fill(report, near->distance == 0 ? "inside" : "near", near->block, &near->facts,
+                      near->address);
 }
 
 __attribute__((visibility("default")))
@@ -136,7 +206,9 @@ int backtrace_heap_describe(const void *address, int fd)
     char buffer[512];
     struct text_out out;
     text_out_init_fd(&out, fd, buffer, sizeof buffer);
-    describe_block(&out, fd, &near);
+    struct block_report report;
+    fault_block_fill(&report, &near);
+    fault_block_text(&out, fd, &report);
     heap_scan_end();
     return 1;
 }
@@ -148,51 +220,19 @@ struct guard_check {
     int json;
 };
 
-/* {"kind":...,"block":...,"size":N,"state":"live"|"freed","offset":N,"allocated":...} */
-static void json_block(struct text_out *out, int fd, const char *kind, uintptr_t block,
-                       const struct block_facts *facts, long offset)
-{
-    text_out_char(out, '{');
-    json_key(out, "kind", 1);
-    json_string(out, kind);
-    json_key(out, "block", 0);
-    json_hex(out, block);
-    json_key(out, "size", 0);
-    text_out_decimal(out, facts->size);
-    json_key(out, "state", 0);
-    json_string(out, facts->state != BLOCK_LIVE ? "freed" : "live");
-    json_key(out, "offset", 0);
-    json_signed(out, offset);
-    heap_report_json_stack(out, fd, "allocated", facts->alloc_stack);
-    struct quarantined freed;
-    if (facts->state == BLOCK_FREED && quarantine_find(block, &freed))
-        heap_report_json_stack(out, fd, "freed", freed.free_stack);
-    text_out_char(out, '}');
-}
-
 static void damaged_line(struct guard_check *check, enum heap_error kind, uintptr_t block,
                          const struct block_facts *facts, long offset)
 {
-    struct text_out *out = check->out;
+    struct block_report report;
+    block_report_fill(&report, heap_error_name(kind), block, facts, block + (uintptr_t)offset);
     if (check->json) {
         if (check->damaged > 0)
-            text_out_char(out, ',');
-        json_block(out, check->fd, heap_error_name(kind), block, facts, offset);
-        text_out_end_line(out);
-        check->damaged++;
-        return;
+            text_out_char(check->out, ',');
+        block_json(check->out, check->fd, &report);
+        text_out_end_line(check->out);
+    } else {
+        damaged_block_text(check->out, check->fd, &report);
     }
-    text_out_string(out, "*** ");
-    text_out_string(out, heap_error_name(kind));
-    text_out_string(out, ": ");
-    text_out_string(out, facts->state != BLOCK_LIVE ? "freed " : "live ");
-    text_out_decimal(out, facts->size);
-    text_out_string(out, "-byte block at ");
-    put_hex(out, block);
-    text_out_string(out, ", damaged at offset ");
-    heap_report_signed(out, offset);
-    text_out_char(out, '\n');
-    heap_report_stack(out, check->fd, "allocated", facts->alloc_stack);
     check->damaged++;
 }
 
@@ -251,10 +291,11 @@ static void json_crash_members(int fd, int signo, const void *siginfo)
     heap_scan_begin();
     if (fault_address(signo, siginfo, &near.address))
         find_nearest(&near);
-    if (near.block != 0)
-        json_block(&out, fd, near.distance == 0 ? "inside" : "near", near.block, &near.facts,
-                   (long)(near.address - near.block));
-    else
+    if (near.block != 0) {
+        struct block_report report;
+        fault_block_fill(&report, &near);
+        block_json(&out, fd, &report);
+    } else
         text_out_string(&out, "null");
     json_key(&out, "heap_damaged", 0);
     text_out_char(&out, '[');

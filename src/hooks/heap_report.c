@@ -1,15 +1,15 @@
 /* heap_report.c: write a heap error with the stacks that explain it.
  * World: signal-safe: it runs inside free() with the heap possibly
- * damaged, so it uses only the stack buffer writer, the depot and the
- * core library's AS-Safe printing.
+ * damaged, and in the crash handler for a held error, so it uses only the
+ * stack buffer writer, the depot and the core library's AS-Safe printing.
+ * What found the error and captured its stack is heap_report_error.c.
  *
  * Text, one block of lines between "*** execinfo_ex: heap error" and
  * "*** end of heap report", or one JSON object with format=json
- * (docs/HEAP_REPORT.md). */
+ * (docs/HEAP_REPORT.md): two renderers of one facts struct. */
 #define _GNU_SOURCE
 #include "heap_report.h"
 #include "heap.h"
-#include "mtrace.h"
 #include "../base/fd_write.h"
 #include "../base/json_out.h"
 #include "../base/report_file.h"
@@ -17,9 +17,7 @@
 #include "execinfo_ex.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,7 +61,7 @@ void heap_report_signed(struct text_out *out, long value)
     }
 }
 
-static void put_hex(struct text_out *out, uintptr_t value)
+void heap_report_hex(struct text_out *out, uintptr_t value)
 {
     text_out_string(out, "0x");
     text_out_hex(out, value);
@@ -86,7 +84,28 @@ void heap_report_stack(struct text_out *out, int fd, const char *title, stack_id
     backtrace_print_fd(frames, count, 0, fd);
 }
 
-static void text_report(int fd, const struct heap_error_facts *facts, stack_id here)
+static const char *where_in_block(const struct heap_error_facts *facts)
+{
+    if (facts->offset < 0)
+        return " (before its start)\n";
+    return (size_t)facts->offset >= facts->size ? " (past its end)\n" : " (inside it)\n";
+}
+
+static void text_region(struct text_out *out, const struct heap_error_facts *facts)
+{
+    if (facts->region == NULL)
+        return;
+    if (facts->region[0] == 's') {
+        text_out_string(out, "*** not a heap block: the address is in the calling thread's stack\n");
+    } else {
+        text_out_string(out, "*** not a heap block: the address is in the image of ");
+        text_out_string(out, facts->module != NULL && facts->module[0] != '\0' ? facts->module
+                                                                              : "the main program");
+        text_out_string(out, "\n");
+    }
+}
+
+void heap_error_text(int fd, const struct heap_error_facts *facts)
 {
     char buffer[1024];
     struct text_out out;
@@ -94,31 +113,37 @@ static void text_report(int fd, const struct heap_error_facts *facts, stack_id h
     text_out_string(&out, "*** execinfo_ex: heap error: ");
     text_out_string(&out, kind_names[facts->kind]);
     text_out_string(&out, " at ");
-    put_hex(&out, facts->address);
+    heap_report_hex(&out, facts->address);
     text_out_string(&out, " (found ");
     text_out_string(&out, facts->found);
     text_out_string(&out, ")\n");
     if (facts->block != 0) {
         text_out_string(&out, "*** block ");
-        put_hex(&out, facts->block);
-        text_out_string(&out, " of ");
-        text_out_decimal(&out, facts->size);
-        text_out_string(&out, " bytes; the address is at offset ");
-        heap_report_signed(&out, facts->offset);
-        text_out_string(&out, facts->offset >= 0 && (size_t)facts->offset >= facts->size
-                                  ? " (past its end)\n" : facts->offset < 0
-                                  ? " (before its start)\n" : " (inside it)\n");
+        heap_report_hex(&out, facts->block);
+        if (facts->size_known) {
+            text_out_string(&out, " of ");
+            text_out_decimal(&out, facts->size);
+            text_out_string(&out, " bytes; the address is at offset ");
+            heap_report_signed(&out, facts->offset);
+            text_out_string(&out, where_in_block(facts));
+        } else {
+            text_out_string(&out, " of unknown size (its header is damaged); the address is at "
+                                  "offset ");
+            heap_report_signed(&out, facts->offset);
+            text_out_string(&out, "\n");
+        }
     }
+    text_region(&out, facts);
     text_out_string(&out, "*** pid ");
-    text_out_decimal(&out, (uint64_t)getpid());
+    text_out_decimal(&out, facts->pid);
     text_out_string(&out, ", thread ");
-    text_out_decimal(&out, heap_thread_id());
+    text_out_decimal(&out, facts->tid);
     text_out_string(&out, "\n*** here:\n");
     text_out_end_line(&out);
     text_out_flush(&out);
     void *frames[REPORT_FRAMES];
     uint32_t thread;
-    int count = heap_stack_frames(here, &thread, frames, REPORT_FRAMES);
+    int count = heap_stack_frames(facts->here, &thread, frames, REPORT_FRAMES);
     backtrace_print_fd(frames, count, 0, fd);
     heap_report_stack(&out, fd, "allocated", facts->alloc_stack);
     heap_report_stack(&out, fd, "freed", facts->free_stack);
@@ -145,7 +170,7 @@ void heap_report_json_stack(struct text_out *out, int fd, const char *key, stack
 }
 
 /* The same facts as one JSON object (docs/HEAP_REPORT.md). */
-static void json_report(int fd, const struct heap_error_facts *facts, stack_id here)
+void heap_error_json(int fd, const struct heap_error_facts *facts)
 {
     char buffer[1024];
     struct text_out out;
@@ -163,65 +188,63 @@ static void json_report(int fd, const struct heap_error_facts *facts, stack_id h
     if (facts->block != 0) {
         json_hex(&out, facts->block);
         json_key(&out, "size", 0);
-        text_out_decimal(&out, facts->size);
+        if (facts->size_known)
+            text_out_decimal(&out, facts->size);
+        else
+            text_out_string(&out, "null");
         json_key(&out, "offset", 0);
         json_signed(&out, facts->offset);
     } else {
         text_out_string(&out, "null,\"size\":null,\"offset\":null");
     }
+    json_key(&out, "region", 0);
+    if (facts->region != NULL)
+        json_string(&out, facts->region);
+    else
+        text_out_string(&out, "null");
+    json_key(&out, "module", 0);
+    if (facts->region != NULL && facts->module != NULL)
+        json_string(&out, facts->module);
+    else
+        text_out_string(&out, "null");
     json_key(&out, "pid", 0);
-    json_signed(&out, getpid());
+    text_out_decimal(&out, facts->pid);
     json_key(&out, "tid", 0);
-    text_out_decimal(&out, heap_thread_id());
-    heap_report_json_stack(&out, fd, "here", here);
+    text_out_decimal(&out, facts->tid);
+    heap_report_json_stack(&out, fd, "here", facts->here);
     heap_report_json_stack(&out, fd, "allocated", facts->alloc_stack);
     heap_report_json_stack(&out, fd, "freed", facts->free_stack);
     text_out_char(&out, '}');
     text_out_flush(&out);
 }
 
-/* The error that is about to abort the program, for the crash report of
- * that abort (heap_report_pending): one report, in one place, instead of a
- * heap report followed by a crash report that could not join it in a
- * report= file. The first error of the process wins. */
-static struct heap_error_facts pending;
-static stack_id pending_here;
-static _Atomic int pending_state;   /* 0 none, 1 being written, 2 ready */
-
-/* Our fatal handler is there to report the abort, with our section. */
-static int crash_report_will_follow(void)
+void heap_report_write(const struct heap_error_facts *facts)
 {
-    struct sigaction action;
-    return heap.crash_section_added && sigaction(SIGABRT, NULL, &action) == 0 &&
-           (action.sa_flags & SA_SIGINFO) && action.sa_sigaction == heap.fatal_handler;
-}
-
-void heap_report_error(const struct heap_error_facts *facts)
-{
-    heap_busy++;
-    mtrace_flush_now(); /* the trace up to the error, whatever follows */
-    stack_id here = heap_capture(HEAP_CAPTURE_REPORT);
-    if (heap.options.on_error == HEAP_ERROR_ABORT && crash_report_will_follow()) {
-        int none = 0;
-        if (atomic_compare_exchange_strong(&pending_state, &none, 1)) {
-            pending = *facts;
-            pending_here = here;
-            atomic_store(&pending_state, 2);
-        }
-        abort();
-    }
     int fd = open_destination();
     if (heap.options.format == REPORT_JSON) {
-        json_report(fd, facts, here);
+        heap_error_json(fd, facts);
         fd_write_all(fd, "\n", 1);
     } else {
-        text_report(fd, facts, here);
+        heap_error_text(fd, facts);
     }
     if (fd != STDERR_FILENO)
         close(fd);
-    heap_busy--;
-    if (heap.options.on_error == HEAP_ERROR_ABORT)
-        abort();
+}
+
+/* The error that is about to abort the program, for the crash report of
+ * that abort (heap_report_pending): one report, in one place, instead of a
+ * heap report followed by a crash report that could not join it in a
+ * report= file. The first error wins, until a crash report carried it. */
+static struct heap_error_facts pending;
+static _Atomic int pending_state;   /* 0 none, 1 being written, 2 ready, 3 being reported */
+
+void heap_report_hold(const struct heap_error_facts *facts)
+{
+    int none = 0;
+    if (atomic_compare_exchange_strong(&pending_state, &none, 1)) {
+        pending = *facts;
+        atomic_store(&pending_state, 2);
+    }
 }
 
 /* Also for another signal: when a crash report of another thread is being
@@ -229,13 +252,17 @@ void heap_report_error(const struct heap_error_facts *facts)
 void heap_report_pending(int fd, int format, int signo)
 {
     (void)signo;
-    if (atomic_load(&pending_state) != 2)
+    int ready = 2;
+    if (!atomic_compare_exchange_strong(&pending_state, &ready, 3))
         return;
     if (format == BACKTRACE_REPORT_JSON) {
         const char *member = ",\"heap_error\":";
         fd_write_all(fd, member, strlen(member));
-        json_report(fd, &pending, pending_here);
+        heap_error_json(fd, &pending);
     } else {
-        text_report(fd, &pending, pending_here);
+        heap_error_text(fd, &pending);
     }
+    /* Reported: a program that recovers from the abort (a SIGABRT
+     * handler that jumps out) must not see it in its next crash report. */
+    atomic_store(&pending_state, 0);
 }

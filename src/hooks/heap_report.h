@@ -1,4 +1,9 @@
-/* heap_report.h: the report of a heap error found by the hook layer. */
+/* heap_report.h: the report of a heap error found by the hook layer.
+ *
+ * Each report kind has one facts struct, filled once, and two renderers
+ * over it (text and JSON), so that the two formats cannot say different
+ * things: a heap error (here), and a block the heap scans name
+ * (heap_inspect.c). */
 #ifndef EXECINFO_EX_HEAP_REPORT_H
 #define EXECINFO_EX_HEAP_REPORT_H
 
@@ -21,10 +26,16 @@ struct heap_error_facts {
     enum heap_error kind;
     uintptr_t address;          /* what was freed, or where the damage is */
     uintptr_t block;            /* the block's user address, 0 if none */
-    size_t size;                /* the block's size */
+    int size_known;             /* 0: the header that held the size is damaged */
+    size_t size;                /* the block's size, if known */
     long offset;                /* address - block (negative: in front) */
     stack_id alloc_stack, free_stack;
-    const char *found;          /* "at free", "at quarantine eviction", ... */
+    const char *found;          /* "at free", "at realloc", "at quarantine eviction", "at exit" */
+    const char *region;         /* not a heap block at all: "stack", "module"; or NULL */
+    const char *module;         /* for "module": its path ("" for the main program) */
+    /* Filled by heap_report_error: */
+    stack_id here;              /* the stack that found it */
+    uint32_t pid, tid;
 };
 
 struct text_out;
@@ -33,6 +44,7 @@ struct text_out;
  * (flushed first); nothing for an unknown id. Signal-safe. */
 void heap_report_stack(struct text_out *out, int fd, const char *title, stack_id id);
 void heap_report_signed(struct text_out *out, long value);
+void heap_report_hex(struct text_out *out, uintptr_t value);
 
 /* ,"KEY":{"thread":N,"frames":[...]} or ,"KEY":null. Signal-safe. */
 void heap_report_json_stack(struct text_out *out, int fd, const char *key, stack_id id);
@@ -40,14 +52,31 @@ void heap_report_json_stack(struct text_out *out, int fd, const char *key, stack
 /* The kind's name in reports ("double-free"...). */
 const char *heap_error_name(enum heap_error kind);
 
-/* Write the report (with the current stack) and then, with on_error=abort,
- * abort. World: signal-safe (text_out, backtrace_print_fd). */
+/* The two renderers of a heap error's facts (docs/HEAP_REPORT.md).
+ * Signal-safe. */
+void heap_error_text(int fd, const struct heap_error_facts *facts);
+void heap_error_json(int fd, const struct heap_error_facts *facts);
+
+/* Write FACTS on their own, in the format of the options, to stderr or
+ * appended to report= (if that file is ours). Signal-safe. */
+void heap_report_write(const struct heap_error_facts *facts);
+
+/* Keep FACTS for the crash report of the abort that follows; the first
+ * error wins until a crash report has carried it. Signal-safe. */
+void heap_report_hold(const struct heap_error_facts *facts);
+
+/* Capture the stack that found the error, then write or hold the report
+ * and, with on_error=abort, abort. World: normal (it runs inside free,
+ * realloc or at exit: it captures a stack, flushes the mtrace buffer;
+ * src/hooks/heap_report_error.c). */
 void heap_report_error(const struct heap_error_facts *facts);
 
 /* In the crash report of the SIGABRT that a heap error raised (or of a
  * crash of another thread that report waited for): that error, in the
- * report's FORMAT (text lines, or a ,"heap_error":{...} member). Nothing
- * when no heap error is pending. Signal-safe. */
+ * report's FORMAT (text lines, or a ,"heap_error":{...} member), once:
+ * the error is then no longer pending, so a program that recovers from
+ * the abort does not see it again in its next crash report. Nothing when
+ * no heap error is pending. Signal-safe. */
 void heap_report_pending(int fd, int format, int signo);
 
 #endif

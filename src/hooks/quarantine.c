@@ -1,11 +1,21 @@
-/* quarantine.c: a ring of freed blocks under one mutex.
+/* quarantine.c: a ring of freed blocks under one mutex, with a hash index
+ * that a lock-free reader can follow.
  * World: push normal (mutex); find signal-safe (lock-free reads).
  *
  * Hand-written because it runs inside free(): no malloc. The ring lives in
  * its own mapping (MAP_NORESERVE, committed as it fills), sized for the
- * byte bound filled with the smallest blocks. Evicted blocks are handed
- * back after the lock is dropped, in batches, so that the C library's free
- * never runs under our lock. */
+ * byte bound filled with the smallest blocks; the index is a table of
+ * chain heads (one per ring slot, rounded up to a power of two) with the
+ * chains linked through the slots. Evicted blocks are handed back after
+ * the lock is dropped, in batches, so that the C library's free never runs
+ * under our lock.
+ *
+ * Each slot is a seqlock: its writer (under the mutex) makes the sequence
+ * odd, writes, makes it even again; a reader takes what it copied only if
+ * the sequence was even and the same before and after the copy. So a
+ * block is never paired with the free stack of the block that took its
+ * slot meanwhile, and the crash handler's lookup follows one short chain
+ * instead of scanning up to a quarter of a million entries. */
 #include "quarantine.h"
 
 #include <errno.h>
@@ -17,12 +27,28 @@
 #define EVICT_BATCH 32
 #define SMALLEST_BLOCK 16
 #define MAX_ENTRIES ((size_t)1 << 24)
+#define MAX_CHAIN_STEPS 4096       /* a reader's bound, whatever it meets */
+
+struct slot {
+    _Atomic uint32_t sequence;     /* odd while its writer is in it */
+    _Atomic uint32_t next;         /* the next slot of its chain, + 1; 0 ends it */
+    _Atomic uintptr_t user;        /* 0: empty */
+    _Atomic size_t size;
+    _Atomic stack_id free_stack;
+};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct quarantined *ring;
+static struct slot *ring;
+static _Atomic uint32_t *chains;   /* per hash: the first slot, + 1; 0: none */
+static unsigned chain_bits;
 static size_t capacity, head, count;    /* head: the oldest entry */
 static _Atomic size_t bytes;
 static size_t max_bytes;
+
+static size_t chain_of(uintptr_t user)
+{
+    return (size_t)(((uint64_t)(user >> 4) * 0x9e3779b97f4a7c15u) >> (64 - chain_bits));
+}
 
 int quarantine_init(size_t bound)
 {
@@ -32,7 +58,11 @@ int quarantine_init(size_t bound)
     capacity = bound / SMALLEST_BLOCK + 1;
     if (capacity > MAX_ENTRIES)
         capacity = MAX_ENTRIES;
-    void *map = mmap(NULL, capacity * sizeof *ring, PROT_READ | PROT_WRITE,
+    chain_bits = 1;
+    while (((size_t)1 << chain_bits) < capacity)
+        chain_bits++;
+    size_t ring_size = capacity * sizeof *ring, chains_size = ((size_t)1 << chain_bits) * 4;
+    void *map = mmap(NULL, ring_size + chains_size, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (map == MAP_FAILED) {
         capacity = 0;
@@ -40,7 +70,42 @@ int quarantine_init(size_t bound)
         return -errno;
     }
     ring = map;
+    chains = (_Atomic uint32_t *)((char *)map + ring_size);
     return 0;
+}
+
+/* Under the lock: the slot's contents, as a seqlock writer. */
+static void slot_write(struct slot *slot, uintptr_t user, size_t size, stack_id free_stack,
+                       uint32_t next)
+{
+    uint32_t sequence = atomic_load_explicit(&slot->sequence, memory_order_relaxed);
+    atomic_store_explicit(&slot->sequence, sequence + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&slot->user, user, memory_order_relaxed);
+    atomic_store_explicit(&slot->size, size, memory_order_relaxed);
+    atomic_store_explicit(&slot->free_stack, free_stack, memory_order_relaxed);
+    atomic_store_explicit(&slot->next, next, memory_order_relaxed);
+    atomic_store_explicit(&slot->sequence, sequence + 2, memory_order_release);
+}
+
+/* Under the lock: slot INDEX (holding USER) out of its chain. Its own
+ * next link stays (take_overflow keeps it when it empties the slot), so
+ * that a reader standing on it goes on along the chain. */
+static void unlink_slot(size_t index, uintptr_t user)
+{
+    _Atomic uint32_t *link = &chains[chain_of(user)];
+    for (size_t steps = 0; steps < capacity; steps++) {
+        uint32_t at = atomic_load_explicit(link, memory_order_relaxed);
+        if (at == 0)
+            return;
+        if (at == index + 1) {
+            atomic_store_explicit(link, atomic_load_explicit(&ring[index].next,
+                                                             memory_order_relaxed),
+                                  memory_order_release);
+            return;
+        }
+        link = &ring[at - 1].next;
+    }
 }
 
 /* Under the lock: take the oldest entries until within bounds. */
@@ -49,13 +114,29 @@ static size_t take_overflow(struct quarantined *out)
     size_t taken = 0;
     while (count > 0 && taken < EVICT_BATCH &&
            (atomic_load_explicit(&bytes, memory_order_relaxed) > max_bytes || count == capacity)) {
-        out[taken++] = ring[head];
-        atomic_fetch_sub_explicit(&bytes, ring[head].size, memory_order_relaxed);
-        memset(&ring[head], 0, sizeof ring[head]);
+        struct slot *slot = &ring[head];
+        struct quarantined *block = &out[taken++];
+        block->user = atomic_load_explicit(&slot->user, memory_order_relaxed);
+        block->size = atomic_load_explicit(&slot->size, memory_order_relaxed);
+        block->free_stack = atomic_load_explicit(&slot->free_stack, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&bytes, block->size, memory_order_relaxed);
+        unlink_slot(head, block->user);
+        slot_write(slot, 0, 0, 0, atomic_load_explicit(&slot->next, memory_order_relaxed));
         head = (head + 1) % capacity;
         count--;
     }
     return taken;
+}
+
+/* Under the lock: BLOCK into the next slot, at the head of its chain. */
+static void put(const struct quarantined *block)
+{
+    size_t index = (head + count) % capacity;
+    _Atomic uint32_t *first = &chains[chain_of(block->user)];
+    slot_write(&ring[index], block->user, block->size, block->free_stack,
+               atomic_load_explicit(first, memory_order_relaxed));
+    atomic_store_explicit(first, (uint32_t)(index + 1), memory_order_release);
+    count++;
 }
 
 /* The blocks eviction will check a few pushes from now are cold by then
@@ -73,7 +154,8 @@ static void prefetch_block(uintptr_t user)
 static void prefetch_soon_evicted(void)
 {
     if (count > PREFETCH_AHEAD)
-        prefetch_block(ring[(head + PREFETCH_AHEAD) % capacity].user);
+        prefetch_block(atomic_load_explicit(&ring[(head + PREFETCH_AHEAD) % capacity].user,
+                                            memory_order_relaxed));
 }
 
 /* A batch, with the blocks a few places on asked for meanwhile. */
@@ -103,8 +185,7 @@ void quarantine_push(const struct quarantined *block, quarantine_evict *evict, v
     } else {
         taken = 0;
     }
-    ring[(head + count) % capacity] = *block;
-    count++;
+    put(block);
     prefetch_soon_evicted();
     atomic_fetch_add_explicit(&bytes, block->size, memory_order_relaxed);
     for (;;) {
@@ -123,19 +204,27 @@ void quarantine_push(const struct quarantined *block, quarantine_evict *evict, v
 
 int quarantine_find(uintptr_t user, struct quarantined *out)
 {
-    /* head and count are read without the lock: a stale pair only moves
-     * the window, which stays inside the ring. */
-    size_t first = *(volatile size_t *)&head, filled = *(volatile size_t *)&count;
-    if (capacity == 0 || first >= capacity || filled > capacity)
+    if (capacity == 0 || user == 0)
         return 0;
-    for (size_t n = 0; n < filled; n++) {
-        volatile const struct quarantined *entry = &ring[(first + n) % capacity];
-        if (entry->user == user) {
-            out->user = entry->user;
-            out->size = entry->size;
-            out->free_stack = entry->free_stack;
-            return out->user == user;
+    uint32_t at = atomic_load_explicit(&chains[chain_of(user)], memory_order_acquire);
+    /* A chain changed meanwhile may lead astray or round: bounded steps,
+     * every index checked; what is taken was checked whole (seqlock). */
+    for (size_t steps = 0; at != 0 && at <= capacity && steps < MAX_CHAIN_STEPS; steps++) {
+        struct slot *slot = &ring[at - 1];
+        uint32_t before = atomic_load_explicit(&slot->sequence, memory_order_acquire);
+        uintptr_t found = atomic_load_explicit(&slot->user, memory_order_relaxed);
+        size_t size = atomic_load_explicit(&slot->size, memory_order_relaxed);
+        stack_id free_stack = atomic_load_explicit(&slot->free_stack, memory_order_relaxed);
+        uint32_t next = atomic_load_explicit(&slot->next, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        uint32_t after = atomic_load_explicit(&slot->sequence, memory_order_relaxed);
+        if (before == after && before % 2 == 0 && found == user) {
+            out->user = found;
+            out->size = size;
+            out->free_stack = free_stack;
+            return 1;
         }
+        at = next;
     }
     return 0;
 }

@@ -27,7 +27,9 @@ int quarantine_init(size_t max_bytes);
  * EVICT, called without the lock held. World: normal (a mutex). */
 void quarantine_push(const struct quarantined *block, quarantine_evict *evict, void *context);
 
-/* The entry for USER if it is in the quarantine now (copied to *OUT).
+/* The entry for USER if it is in the quarantine now (copied to *OUT):
+ * its size and free stack are those of USER's own entry, never of a block
+ * that took the slot meanwhile. One hash chain is followed, not the ring.
  * World: signal-safe (no lock; an entry evicted meanwhile may be missed). */
 int quarantine_find(uintptr_t user, struct quarantined *out);
 

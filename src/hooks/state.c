@@ -16,6 +16,7 @@
 #include "state.h"
 #include "state_blob.h"
 #include "mtrace.h"
+#include "../base/maps_reader.h"
 #include "execinfo_ex.h"
 
 #include <dlfcn.h>
@@ -24,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -334,21 +336,70 @@ void *malloc_get_state(void)
 
 /* ---- reading ------------------------------------------------------------- */
 
-/* How much of STATE may be read: all of it when it is one of our blocks
- * (so that a truncated copy in a smaller block is caught), else the
- * caller's word for it. */
-static size_t readable_size(const void *state)
+/* For a mapping of a file: the bytes of it that lie within the file (a
+ * page wholly past its end raises SIGBUS when read). */
+static uintptr_t file_backed_end(const struct maps_entry *entry)
 {
-    if (state != NULL && heap.recording && block_set_contains((uintptr_t)state))
-        return heap_usable_size((void *)state);
-    return SIZE_MAX / 2;
+    struct stat status;
+    if (entry->path[0] != '/' || stat(entry->path, &status) != 0 || !S_ISREG(status.st_mode))
+        return entry->end;
+    uint64_t file = (uint64_t)status.st_size;
+    if (file <= entry->offset)
+        return entry->start;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t inside = (file - entry->offset + page - 1) / page * page;
+    return inside < entry->end - entry->start ? entry->start + (uintptr_t)inside : entry->end;
+}
+
+struct readable_run {
+    uintptr_t end;
+};
+
+/* The run of readable mappings, one after another, from the first one. */
+static int extend_run(const struct maps_entry *entry, void *context)
+{
+    struct readable_run *run = context;
+    if (entry->end <= run->end)
+        return 0;
+    if (entry->start > run->end || !entry->readable)
+        return 1;
+    uintptr_t end = entry->path[0] == '/' ? file_backed_end(entry) : entry->end;
+    if (end <= run->end)
+        return 1;
+    run->end = end;
+    return end < entry->end; /* the rest of this file mapping is past the file */
+}
+
+/* How much of STATE may be read: all of it when it is one of our blocks
+ * (so that a truncated copy in a smaller block is caught), else what the
+ * mappings from STATE on hold (for a file mapped back, only its pages
+ * inside the file), and never more than the caller's LENGTH. A blob's
+ * total_size is never trusted before this bound. */
+static size_t readable_size(const void *state, size_t length)
+{
+    if (state == NULL)
+        return 0;
+    if (heap.recording && block_set_contains((uintptr_t)state)) {
+        size_t usable = heap_usable_size((void *)state);
+        return usable < length ? usable : length;
+    }
+    struct maps_entry entry;
+    if (maps_find((uintptr_t)state, &entry) != 0)
+        return length == SIZE_MAX ? 0 : length; /* no /proc: the caller's word, if any */
+    struct readable_run run = { (uintptr_t)state };
+    if (!entry.readable)
+        return 0;
+    run.end = entry.start;
+    maps_for_each(extend_run, &run);
+    size_t known = run.end > (uintptr_t)state ? run.end - (uintptr_t)state : 0;
+    return known < length ? known : length;
 }
 
 __attribute__((visibility("default")))
 size_t malloc_state_size(const void *state)
 {
     struct state_blob_view view;
-    if (state_blob_check(state, readable_size(state), &view) != 0)
+    if (state_blob_check(state, readable_size(state, SIZE_MAX), &view) != 0)
         return 0;
     return (size_t)view.header->total_size;
 }
@@ -407,11 +458,10 @@ static struct restored_table *restore_table(const struct state_blob_view *view)
     return table;
 }
 
-__attribute__((visibility("default")))
-int malloc_set_state(void *state)
+static int set_state(const void *state, size_t length)
 {
     struct state_blob_view view;
-    int checked = state_blob_check(state, readable_size(state), &view);
+    int checked = state_blob_check(state, readable_size(state, length), &view);
     if (checked != 0)
         return checked;
     if (!heap_ready())
@@ -422,6 +472,18 @@ int malloc_set_state(void *state)
         atomic_store_explicit(&restored, table, memory_order_release);
     heap_busy--;
     return table != NULL ? 0 : -1;
+}
+
+__attribute__((visibility("default")))
+int malloc_set_state(void *state)
+{
+    return set_state(state, SIZE_MAX);
+}
+
+__attribute__((visibility("default")))
+int malloc_set_state_sized(const void *state, size_t length)
+{
+    return set_state(state, length);
 }
 
 /* ---- after a restore ------------------------------------------------------ */

@@ -1,13 +1,15 @@
-/* load_watch_forward.c: dlopen, dlmopen and dlclose of the hooks library,
- * passed on to the core library's (load_watch.c).
+/* load_watch_forward.c: dlmopen and dlclose of the hooks library, passed
+ * on to the core library's (load_watch.c); its dlopen is
+ * src/hooks/dlopen_deepbind.c, which does the same.
  * World: normal. Linked into libexecinfo_ex_hooks.so only.
  *
  * Preloaded alone (LD_PRELOAD=libexecinfo_ex_hooks.so), the hooks library
  * comes before libc in the search order, but its dependency
  * libexecinfo_ex.so comes after libc: without these definitions the
- * program's dlopen would be libc's, and the index would not follow the
- * modules it loads. The entries jump, so that the core's entry still
- * finds the caller's return address where it looks for it. */
+ * program's dlmopen and dlclose would be libc's, and the index would not
+ * follow the modules they load and unload. dlmopen's entry jumps, so that
+ * the core's entry still finds the caller's return address where it
+ * looks for it. */
 #define _GNU_SOURCE
 #include <execinfo_ex.h>
 
@@ -15,7 +17,7 @@
 #include <link.h>
 #include <stdatomic.h>
 
-enum { OPEN, MOPEN, CLOSE, FUNCTIONS };
+enum { MOPEN, CLOSE, FUNCTIONS };
 
 static _Atomic(void *) core_functions[FUNCTIONS];
 
@@ -31,13 +33,13 @@ static void *core_handle(void)
     return libc_open(core.dlfo_link_map->l_name, RTLD_LAZY | RTLD_NOLOAD);
 }
 
-/* The core library's definition of dlopen (WHICH OPEN), dlmopen or
- * dlclose; libc's if it cannot be found (then nothing is refreshed, as
- * without us). */
+/* The core library's definition of dlmopen (WHICH MOPEN) or dlclose;
+ * libc's if it cannot be found (then nothing is refreshed, as without
+ * us). */
 __attribute__((used, visibility("hidden")))
 void *load_watch_core_function(int which)
 {
-    static const char *const names[FUNCTIONS] = { "dlopen", "dlmopen", "dlclose" };
+    static const char *const names[FUNCTIONS] = { "dlmopen", "dlclose" };
     void *function = atomic_load(&core_functions[which]);
     if (function == NULL) {
         void *core = core_handle(); /* kept: the core is loaded for good anyway */
@@ -58,30 +60,6 @@ void *load_watch_forward_unavailable(void)
 
 __asm__(
     ".text\n"
-    ".globl dlopen\n"
-    ".type dlopen, @function\n"
-    "dlopen:\n"
-    ".cfi_startproc\n"
-    "    pushq %rdi\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    pushq %rsi\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    subq $8, %rsp\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    xorl %edi, %edi\n"
-    "    call load_watch_core_function\n"
-    "    addq $8, %rsp\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    popq %rsi\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    popq %rdi\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    testq %rax, %rax\n"
-    "    jz load_watch_forward_unavailable\n"
-    "    jmp *%rax\n"
-    ".cfi_endproc\n"
-    ".size dlopen, .-dlopen\n"
-    "\n"
     ".globl dlmopen\n"
     ".type dlmopen, @function\n"
     "dlmopen:\n"
@@ -92,7 +70,7 @@ __asm__(
     ".cfi_adjust_cfa_offset 8\n"
     "    pushq %rdx\n"
     ".cfi_adjust_cfa_offset 8\n"
-    "    movl $1, %edi\n"
+    "    xorl %edi, %edi\n"
     "    call load_watch_core_function\n"
     "    popq %rdx\n"
     ".cfi_adjust_cfa_offset -8\n"

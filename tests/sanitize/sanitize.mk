@@ -54,6 +54,8 @@ ASAN_SKIP      := test_hooks test_mtrace test_state test_signal_safety test_smal
 #     shadow itself faults in the shadow gap. (It runs under Valgrind.)
 #   leaks/reads_the_hooks_library_trace_with_stacks: preloads the (ASan)
 #     hooks library into a program compiled without ASan.
+#   naming/static_program_*: gcc cannot link a sanitized program -static
+#     (tests/tests.mk does not build their fixtures in this pass).
 # The tests that replace malloc in test_fatal.c (the_handler_never_allocates)
 # and test_fd_errors.c (backtrace_symbols_out_of_memory_is_null_enomem) are
 # compiled out under ASan (#ifndef __SANITIZE_ADDRESS__): their malloc
@@ -62,6 +64,7 @@ ASAN_FILTER_test_fatal          := !(fatal/integer_divide_by_zero)
 ASAN_FILTER_test_print_trace    := !(backtrace_resolve/covers_every_address_and_libc)
 ASAN_FILTER_test_hostile_context := !(hostile_context/garbage_stack_ends_the_walk)
 ASAN_FILTER_test_leaks          := !(leaks/reads_the_hooks_library_trace_with_stacks)
+ASAN_FILTER_test_naming         := !(naming/static_program_*)
 #   dlopen/caller_*: libasan interposes dlopen too, and calls glibc's from
 #     itself: the program's RUNPATH and $ORIGIN are lost before our dlopen
 #     is reached (ASan's limitation, seen: "cannot open shared object").

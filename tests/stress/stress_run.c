@@ -197,16 +197,19 @@ static bool check_text_report(char *output, struct expected_report *expected)
                 return fail_because("fault block line \"%s\", want \"%s\"", at < count ? lines[at] : "",
                                     expected->fault_block);
             for (at++; at < count && strcmp(lines[at], "*** heap: guards of every block") != 0; at++)
-                if (!starts_with(lines[at], "*** allocated by thread ") && !is_frame_line(lines[at]))
+                if (!starts_with(lines[at], "*** allocated by thread ") &&
+                    !starts_with(lines[at], "*** freed by thread ") && !is_frame_line(lines[at]))
                     return fail_because("fault block section line \"%s\"", lines[at]);
         }
         if (at >= count || strcmp(lines[at], "*** heap: guards of every block") != 0)
             return fail_because("no guard section: \"%s\"", at < count ? lines[at] : "");
         int damaged = 0;
-        /* Each damaged block: its line, "allocated by", its frames. */
+        /* Each damaged block: its line, "allocated by" and, for a freed
+         * block the quarantine still has, "freed by", with their frames. */
         for (at++; at < count && strcmp(lines[at], "*** all intact") != 0 &&
                    strcmp(lines[at], "*** end of damaged blocks") != 0; at++) {
-            if (starts_with(lines[at], "*** allocated by thread ") || is_frame_line(lines[at]))
+            if (starts_with(lines[at], "*** allocated by thread ") ||
+                starts_with(lines[at], "*** freed by thread ") || is_frame_line(lines[at]))
                 continue;
             if ((starts_with(lines[at], "*** heap-buffer-overflow: ") ||
                  starts_with(lines[at], "*** heap-buffer-underflow: ") ||

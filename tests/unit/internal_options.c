@@ -139,7 +139,19 @@ Test(options, the_unknown_option_message_lists_every_name)
     options_defaults(&options);
     cr_assert_eq(options_parse(&options, "colour=blue", error, sizeof error), -EINVAL);
     cr_assert(strstr(error, "(known: lines, line_memory,"), "%s", error);
-    cr_assert(strstr(error, ", on_error, mtrace_frames)"), "%s", error);
+    cr_assert(strstr(error, ", on_error, mtrace_frames, exit_check)"), "%s", error);
+}
+
+Test(options, exit_check_is_a_flag_on_by_default)
+{
+    struct options options;
+    char error[400];
+    options_defaults(&options);
+    cr_assert_eq(options.exit_check, 1);
+    cr_assert_eq(options_parse(&options, "exit_check=0", error, sizeof error), 0, "%s", error);
+    cr_assert_eq(options.exit_check, 0);
+    cr_assert_eq(options_parse(&options, "exit_check=2", error, sizeof error), -EINVAL);
+    cr_assert_eq(options.exit_check, 0);
 }
 
 Test(options, mtrace_frames_is_bounded)

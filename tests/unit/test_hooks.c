@@ -165,6 +165,21 @@ Test(hooks, edge_cases_behave_as_glibc, .timeout = 60)
     assert_in(result.output, "usable(20)=24\n"); /* glibc's own answer */
 }
 
+/* heap=0 is glibc's calloc; recording, a fresh mmapped chunk is not
+ * cleared again: the pages stay untouched (not resident). */
+Test(hooks, a_large_calloc_touches_only_what_is_used, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("calloc_resident", NULL, NULL, &result);
+    assert_exited_with(&result, 0);
+    run_misuse("calloc_resident", "heap=0", NULL, &result);
+    assert_exited_with(&result, 0);
+    run_misuse("calloc_resident", "alloc_fill=0xaa", NULL, &result);
+    assert_exited_with(&result, 0);
+    run_misuse("calloc_resident", NULL, "LIBC_HOOKS_ENABLE=1", &result);
+    assert_exited_with(&result, 0);
+}
+
 Test(hooks, a_mistake_in_the_options_is_reported_once, .timeout = 60)
 {
     static struct child_result result;
@@ -397,6 +412,185 @@ Test(hooks, json_crash_report_has_the_heap_members, .timeout = 60)
                 "and d[\"heap_damaged\"][0][\"offset\"] == 26");
 }
 
+/* ---- text and JSON: one set of facts, two renderers ---- */
+
+/* Run COMMAND with OPTIONS twice, as text and with format=json, and check
+ * with tests/tools/heap_report_facts.py that both say the same. */
+static void assert_text_and_json_agree(const char *command, const char *options, int signo)
+{
+    static struct child_result text, json;
+    char with_json[256];
+    snprintf(with_json, sizeof with_json, "%s%sformat=json", options, options[0] ? ":" : "");
+    run_misuse(command, options, NULL, &text);
+    run_misuse(command, with_json, NULL, &json);
+    if (signo != 0) {
+        assert_died_by(&text, signo);
+        assert_died_by(&json, signo);
+    }
+    char text_path[96], json_path[96], check[512];
+    snprintf(text_path, sizeof text_path, "/tmp/execinfo_ex_facts_%d.txt", (int)getpid());
+    snprintf(json_path, sizeof json_path, "/tmp/execinfo_ex_facts_%d.json", (int)getpid());
+    FILE *file = fopen(text_path, "w");
+    fputs(text.output, file);
+    fclose(file);
+    file = fopen(json_path, "w");
+    fputs(json.output, file);
+    fclose(file);
+    snprintf(check, sizeof check, "python3 %s/../tests/tools/heap_report_facts.py %s %s 2>&1",
+             getenv("EXECINFO_EX_BUILD"), text_path, json_path);
+    static char verdict[1 << 14];
+    FILE *pipe = popen(check, "r");
+    size_t length = fread(verdict, 1, sizeof verdict - 1, pipe);
+    verdict[length] = '\0';
+    int status = pclose(pipe);
+    unlink(text_path);
+    unlink(json_path);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: text and JSON differ:\n%s", command,
+              verdict);
+}
+
+Test(hooks, text_and_json_heap_errors_carry_the_same_facts, .timeout = 120)
+{
+    static const char *const commands[] = {
+        "double_free", "overflow", "underflow", "invalid_free", "interior_free",
+        "interior_realloc", "stack_free", "global_free", "damaged_header",
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        assert_text_and_json_agree(commands[i], "on_error=report:exit_check=0", 0);
+    assert_text_and_json_agree("use_after_free", "on_error=report:exit_check=0:quarantine=64K", 0);
+    /* Inside the abort's crash report (the held error). */
+    assert_text_and_json_agree("double_free", "", SIGABRT);
+}
+
+/* The crash handler's scan: the block at the fault and every damaged one,
+ * a freed block with its free stack in both formats. */
+Test(hooks, text_and_json_heap_scans_carry_the_same_facts, .timeout = 60)
+{
+    assert_text_and_json_agree("crash_in_freed_block", "", SIGSEGV);
+    static struct child_result result;
+    run_misuse("crash_in_freed_block", NULL, NULL, &result);
+    const char *damaged = strstr(result.output, "*** heap-use-after-free: freed 8192-byte block");
+    cr_assert_not_null(damaged, "%s", result.output);
+    assert_stack_names(damaged, "*** freed by thread ", "(free_victim+");
+}
+
+/* Not a timing test: the block does not move while its real block has
+ * room, and the guard that moved with it still catches an overflow. */
+Test(hooks, realloc_grows_and_shrinks_in_place_with_the_guard_moved, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("realloc_in_place", NULL, NULL, &result);
+    assert_exited_with(&result, 0);
+    run_misuse("realloc_in_place_overflow", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    const char *report = heap_report(&result);
+    assert_in(report, "heap-buffer-overflow");
+    assert_in(report, " of 24 bytes; the address is at offset 24 (past its end)");
+    run_misuse("realloc_in_place_shrunk", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    report = heap_report(&result);
+    assert_in(report, "heap-buffer-overflow");
+    assert_in(report, " of 10 bytes; the address is at offset 10 (past its end)");
+    assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
+}
+
+/* A write after free or an overflow of a block never freed, just before a
+ * normal exit, is found at exit (the guards of live blocks and the fill of
+ * the quarantine), and reported as at eviction; exit_check=0 turns it off. */
+Test(hooks, bugs_just_before_exit_are_found_at_exit, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("write_after_free_then_exit", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    const char *report = heap_report(&result);
+    assert_in(report, "heap-use-after-free");
+    assert_in(report, "(found at exit)");
+    assert_in(report, " of 32 bytes; the address is at offset 3 (inside it)");
+    assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
+    assert_stack_names(report, "*** freed by thread ", "(free_victim+");
+    run_misuse("overflow_then_exit", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    report = heap_report(&result);
+    assert_in(report, "heap-buffer-overflow");
+    assert_in(report, " of 24 bytes; the address is at offset 24 (past its end)");
+    assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
+    run_misuse("overflow_then_exit", "on_error=report", NULL, &result);
+    assert_exited_with(&result, 0);
+    assert_in(heap_report(&result), "(found at exit)");
+    run_misuse("write_after_free_then_exit", "exit_check=0", NULL, &result);
+    assert_exited_with(&result, 0);
+    cr_assert_null(strstr(result.output, "heap error"), "%s", result.output);
+}
+
+/* The heap error is in the report of the abort it raised, and not in the
+ * report of a later crash of a program that recovered from that abort. */
+Test(hooks, a_recovered_heap_error_is_not_in_the_next_crash_report, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("recover_then_crash", NULL, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    const char *abort_report = strstr(result.output, "fatal signal 6 (SIGABRT)");
+    const char *recovered = strstr(result.output, "*** recovered\n");
+    cr_assert(abort_report != NULL && recovered != NULL && abort_report < recovered, "%s",
+              result.output);
+    const char *heap = strstr(abort_report, "*** execinfo_ex: heap error: double-free");
+    cr_assert(heap != NULL && heap < recovered, "%s", result.output);
+    const char *crash = strstr(recovered, "fatal signal 11 (SIGSEGV)");
+    cr_assert_not_null(crash, "no report of the second crash:\n%s", result.output);
+    cr_assert_null(strstr(crash, "heap error"), "the old heap error again:\n%s", crash);
+}
+
+/* ---- pointers that are no block: inside one, in a stack, in a module ---- */
+
+Test(hooks, realloc_of_a_pointer_inside_a_block_is_reported, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("interior_realloc", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    const char *report = heap_report(&result);
+    assert_in(report, "invalid-free-inside-block");
+    assert_in(report, "(found at realloc)");
+    assert_in(report, " of 64 bytes; the address is at offset 32 (inside it)");
+    assert_stack_names(report, "*** here:", "(realloc_again+");
+    assert_stack_names(report, "*** allocated by thread ", "(allocate_victim+");
+    run_misuse("misaligned_realloc", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    assert_in(heap_report(&result), "invalid-free at 0x");
+}
+
+Test(hooks, free_of_an_aligned_stack_or_global_address_is_reported, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("stack_free", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    const char *report = heap_report(&result);
+    assert_in(report, "invalid-free at 0x");
+    assert_in(report, "*** not a heap block: the address is in the calling thread's stack\n");
+    assert_stack_names(report, "*** here:", "(free_again+");
+    cr_assert_null(strstr(result.output, "free(): invalid pointer"), "%s", result.output);
+    run_misuse("global_free", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    report = heap_report(&result);
+    assert_in(report, "*** not a heap block: the address is in the image of the main program\n");
+    assert_stack_names(report, "*** here:", "(free_again+");
+}
+
+/* An overwritten header leaves the size unknown: said so, and null in JSON. */
+Test(hooks, a_damaged_header_says_the_size_is_unknown, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("damaged_header", NULL, NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    const char *report = heap_report(&result);
+    assert_in(report, "heap-metadata-damaged");
+    assert_in(report, " of unknown size (its header is damaged); the address is at offset 0\n");
+    cr_assert_null(strstr(report, "of 0 bytes"), "%s", report);
+    run_misuse("damaged_header", "format=json:on_error=report", NULL, &result);
+    assert_exited_with(&result, 0);
+    assert_json(result.output, "d[\"kind\"] == \"heap-metadata-damaged\" and d[\"size\"] is None "
+                               "and d[\"offset\"] == 0");
+}
+
 /* ---- programs nobody here wrote, preloaded ---- */
 
 static void run_shell(const char *command, char *output, size_t capacity, int *status)
@@ -422,6 +616,33 @@ Test(hooks, preloaded_sort_gives_the_same_output, .timeout = 120)
     run_shell(command, hooked, sizeof hooked, &status);
     cr_assert_eq(status, 0, "%s", hooked);
     cr_assert_str_eq(hooked, plain);
+}
+
+/* A plugin opened with RTLD_DEEPBIND frees what libc's strdup gave it: its
+ * free binds to glibc's, which aborted on our block. The flag is dropped
+ * with one line of warning; with heap=0 (glibc's blocks) it is kept. */
+Test(hooks, a_deepbind_plugin_host_runs_unchanged, .timeout = 60)
+{
+    static char output[1 << 16];
+    char command[1024];
+    int status;
+    const char *tests = getenv("EXECINFO_EX_TESTS");
+    snprintf(command, sizeof command,
+             "LD_PRELOAD=%s/libexecinfo_ex_hooks.so EXECINFO_EX_OPTIONS= %s/deepbind_host "
+             "%s/deepbind_plugin.so 2>&1",
+             getenv("EXECINFO_EX_BUILD"), tests, tests);
+    run_shell(command, output, sizeof output, &status);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x:\n%s", status, output);
+    assert_in(output, "plugin ran: 200\n");
+    cr_assert_eq(count_of(output, "RTLD_DEEPBIND): the flag is dropped"), 1, "%s", output);
+    snprintf(command, sizeof command,
+             "LD_PRELOAD=%s/libexecinfo_ex_hooks.so EXECINFO_EX_OPTIONS=heap=0 %s/deepbind_host "
+             "%s/deepbind_plugin.so 2>&1",
+             getenv("EXECINFO_EX_BUILD"), tests, tests);
+    run_shell(command, output, sizeof output, &status);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x:\n%s", status, output);
+    assert_in(output, "plugin ran: 200\n");
+    cr_assert_null(strstr(output, "RTLD_DEEPBIND"), "%s", output);
 }
 
 Test(hooks, preloaded_python_runs_to_completion, .timeout = 120)

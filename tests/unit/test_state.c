@@ -61,6 +61,31 @@ Test(state, a_blob_from_another_process_is_restored_with_its_stacks, .timeout = 
     assert_exited_with(&result, 0);
 }
 
+/* A blob that is not one of our blocks (a file mapped back; any copy with
+ * heap=0) whose total size lies: refused, not checksummed past its end. */
+Test(state, a_blob_whose_size_lies_is_refused_not_read_past, .timeout = 60)
+{
+    char path[128], program[512], command[1200];
+    snprintf(path, sizeof path, "/tmp/execinfo_ex_state_%d_lying", (int)getpid());
+    snprintf(program, sizeof program, "%s/state_program", getenv("EXECINFO_EX_TESTS"));
+    snprintf(command, sizeof command, "EXECINFO_EX_OPTIONS= %s save %s", program, path);
+    cr_assert_eq(system(command), 0);
+    static const char *const modes[] = { "", "heap=0" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(command, sizeof command, "EXECINFO_EX_OPTIONS=%s %s lying %s 2>&1", modes[i],
+                 program, path);
+        static char output[4096];
+        FILE *pipe = popen(command, "r");
+        size_t length = fread(output, 1, sizeof output - 1, pipe);
+        output[length] = '\0';
+        int status = pclose(pipe);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "options '%s': status 0x%x:\n%s",
+                  modes[i], status, output);
+        cr_assert(strstr(output, "lying sizes refused, sized too"), "%s", output);
+    }
+    unlink(path);
+}
+
 /* ---- the leak report tool on saved blobs ---- */
 
 static int run_tool(const char *arguments, char *output, size_t size)
