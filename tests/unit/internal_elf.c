@@ -242,6 +242,23 @@ Test(elf, control_bytes_in_names_become_question_marks)
     cr_assert_str_eq(name_at(data, helper + 2), "fixture?static?helper");
 }
 
+/* A string section without its final NUL (.debug_line_str, which the
+ * line table's file names point into): libdw would measure the last name
+ * with strlen past the section's buffer (a heap over-read that ASan and
+ * fuzz_elf_index report). The module gives its names and no lines. */
+Test(elf, a_string_section_without_final_nul_gives_no_lines)
+{
+    uint64_t helper = symbol_value("lib.so", "fixture_static_helper");
+    run("set -- $(readelf -S -W lib.so | sed -n 's/.*\\.debug_line_str *[A-Z]* *[0-9a-f]* \\([0-9a-f]*\\) \\([0-9a-f]*\\).*/\\1 \\2/p') && "
+        "test -n \"$2\" && printf A | dd of=lib.so bs=1 seek=$(( 0x$1 + 0x$2 - 1 )) conv=notrunc 2>/dev/null");
+    struct module_info module = module_for("lib.so", NULL, 0);
+    size_t line_bytes;
+    const struct module_data *data = module_data_build(&module, 1 << 20, &line_bytes);
+    cr_assert_not_null(data);
+    cr_assert_str_eq(name_at(data, helper + 2), "fixture_static_helper");
+    cr_assert_eq(data->line_count, 0u, "lines read from a string section without its end");
+}
+
 /* Bytes flipped at pseudo-random places, section headers included. */
 Test(elf, mutated_files_never_crash_the_builder)
 {
