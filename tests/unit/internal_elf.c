@@ -9,6 +9,7 @@
 #include "symbolize/module_data.h"
 #include "support.h"
 
+#include <dlfcn.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -333,6 +334,51 @@ Test(elf, line_budget_is_respected)
 #define HOSTILE_TABLE_BYTES 4000000u
 #define NAME_STORED_MAX 4096u              /* as src/symbolize/module_data.c */
 #define NAMES_BUDGET ((size_t)256 << 20)
+
+/* libelf's elf_strptr, with the bytes it scans counted as elfutils 0.188
+ * scans them: none past the first when the table ends in NUL, else from
+ * the table's end back to the name (it may find a NUL sooner: at most
+ * that). The library's own objects call this one (the test is linked with
+ * the static library). */
+static uint64_t strptr_bytes;
+
+char *elf_strptr(Elf *elf, size_t section, size_t offset)
+{
+    static char *(*real)(Elf *, size_t, size_t);
+    if (real == NULL)
+        *(void **)&real = dlsym(RTLD_NEXT, "elf_strptr");
+    Elf_Scn *strings = elf_getscn(elf, section);
+    Elf_Data *data = strings != NULL ? elf_rawdata(strings, NULL) : NULL;
+    if (data != NULL && data->d_buf != NULL && offset < data->d_size)
+        strptr_bytes += ((const char *)data->d_buf)[data->d_size - 1] == '\0'
+                            ? 1 : data->d_size - offset;
+    return real(elf, section, offset);
+}
+
+/* The same with section headers (tests/fixtures/hostile_symtab.py): a
+ * .symtab of 20000 symbols named in a 4 MB .strtab whose only NUL is its
+ * first byte. Asking elf_strptr for each name scanned the table each time
+ * (80 GB here, 1 s; 200000 symbols: 11 s); one scan for the last NUL now. */
+Test(elf, hostile_symtab_names_are_found_in_one_scan, .timeout = 60)
+{
+    char command[1200], checkout[512];
+    cr_assert_not_null(getcwd(checkout, sizeof checkout));
+    snprintf(command, sizeof command,
+             "python3 '%s/tests/fixtures/hostile_symtab.py' hostile_symtab.so 20000 %u 0",
+             checkout, HOSTILE_TABLE_BYTES);
+    run(command);
+    struct module_info module = module_for("hostile_symtab.so", NULL, 0);
+    size_t line_bytes;
+    strptr_bytes = 0;
+    const struct module_data *data = module_data_build(&module, 1 << 20, &line_bytes);
+    cr_assert_not_null(data);
+    cr_assert_eq(data->symbol_count, 0u, "names without a NUL were taken");
+    uint64_t scanned = data->name_bytes_read + strptr_bytes;
+    cr_assert_leq(scanned, 2 * (uint64_t)HOSTILE_TABLE_BYTES,
+                  "%llu bytes scanned for names (%llu by elf_strptr): more than twice the table",
+                  (unsigned long long)scanned, (unsigned long long)strptr_bytes);
+    munmap((void *)data, data->mapped_bytes);
+}
 
 static const struct module_data *build_hostile(int final_nul)
 {
