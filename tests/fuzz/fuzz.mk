@@ -73,9 +73,9 @@ fuzz-seeds: all $(BUILD)/tests/state_program $(BUILD)/tests/mtrace_program $(BUI
 	objcopy --strip-debug --add-gnu-debuglink=$(FUZZ_DIR)/forms/fixture_lib.debug \
 		$(BUILD)/tests/fixture_lib.so $(FUZZ_DIR)/seeds/elf_index/debuglink.so
 	python3 tests/fuzz/no_section_headers.py $(BUILD)/tests/fixture_lib.so $(FUZZ_DIR)/seeds/elf_index/no_sections.so
-	# fuzz_elf_index writes each input to elf_files/module.so and reads it as a
-	# module file: the debug files of the seeds are there, by debuglink and
-	# (as EXECINFO_EX_DEBUG_ROOT) by build-id.
+	# fuzz_elf_index reads each input as a module file too, beside links to
+	# the debug files here (by debuglink), and with EXECINFO_EX_DEBUG_ROOT
+	# here (by build-id).
 	rm -rf $(FUZZ_DIR)/elf_files && mkdir -p $(FUZZ_DIR)/elf_files
 	cp $(FUZZ_DIR)/forms/fixture_lib.debug $(FUZZ_DIR)/elf_files/
 	id=$$(readelf -n $(BUILD)/tests/fixture_lib.so | awk '/Build ID/ { print $$3 }') && \
