@@ -449,7 +449,8 @@ static int scan_section(uintptr_t pc, struct cfi_frame *frame)
     uintptr_t bias;
     const uint8_t *end;
 
-    if (!own_file_holds(pc, &bias, &file) || eh_frame_locate_program((const ElfW(Ehdr) *)__ehdr_start, &section) < 0)
+    if (!own_file_holds(pc, &bias, &file) ||
+        eh_frame_locate_program((const ElfW(Ehdr) *)__ehdr_start, &section) < 0)
         return -ENOENT;
     within = (struct bounds){ bias + section.address, bias + section.address + section.size };
     if (within.low < file.low || within.high > file.high || within.high < within.low + 8)

@@ -54,6 +54,10 @@ ASAN_SKIP      := test_hooks test_mtrace test_state test_signal_safety test_smal
 #     shadow itself faults in the shadow gap. (It runs under Valgrind.)
 #   leaks/reads_the_hooks_library_trace_with_stacks: preloads the (ASan)
 #     hooks library into a program compiled without ASan.
+#   edges/a_use_after_free_through_the_fill_says_the_heap_cannot_tell and
+#     edges/a_fifo_as_heap_report_file_does_not_hang_free: run fixtures
+#     that misuse the heap on purpose under the hooks library; built with
+#     ASan, ASan's malloc takes the calls and reports the misuse first.
 #   naming/static_program_*: gcc cannot link a sanitized program -static
 #     (tests/tests.mk does not build their fixtures in this pass).
 #   leaks/a_state_blob_on_a_pipe_is_read_as_a_blob: saves its blob with
@@ -68,6 +72,8 @@ ASAN_FILTER_test_hostile_context := !(hostile_context/garbage_stack_ends_the_wal
 ASAN_FILTER_test_leaks          := !(leaks/reads_the_hooks_library_trace_with_stacks|$\
 	leaks/a_state_blob_on_a_pipe_is_read_as_a_blob)
 ASAN_FILTER_test_naming         := !(naming/static_program_*)
+ASAN_FILTER_test_fatal_edges    := !(edges/a_use_after_free_through_the_fill_says_the_heap_cannot_tell|$\
+	edges/a_fifo_as_heap_report_file_does_not_hang_free)
 
 ASAN_ALL       := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c tests/unit/internal_*.c \
 	tests/unit/hooks_*.c))
