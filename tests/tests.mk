@@ -156,6 +156,7 @@ test-checks: all
 	sh tests/tools/check_exports.sh $(SHARED) src/exports.map pthread_create dlopen dlmopen dlclose
 	sh tests/tools/check_exports.sh $(HOOKS_SHARED) src/hooks/exports.map $(HOOKS_REPLACED)
 	python3 tests/tools/check_safety.py src/exports.map src/hooks/exports.map
+	sh tests/fuzz/check_run_fuzzers.sh
 
 test-integration: all
 	sh tests/integration/run.sh

@@ -155,6 +155,7 @@ int dynamic_symbols_read(Elf *elf, struct symbol_vector *out)
      * symbols would make that quadratic). */
     const char *text = strings->d_buf;
     const char *last_nul = memrchr(text, '\0', strings->d_size);
+    out->name_bytes_read += last_nul ? strings->d_size - (size_t)(last_nul - text) : strings->d_size;
     if (last_nul == NULL)
         return 0;
     size_t names_end = (size_t)(last_nul - text);

@@ -33,6 +33,12 @@ struct module_data {
     const char *strings;
     size_t mapped_bytes;   /* size of the mapping this struct heads */
     int lines_truncated;   /* the line budget ran out inside this module */
+    /* The build's work on names, for the tests that hold it linear in the
+     * file whatever the file holds (tests/unit/internal_elf.c): bytes of
+     * names and file names stored, and bytes read to find where names end
+     * and to store them. */
+    size_t name_bytes;
+    uint64_t name_bytes_read;
 };
 
 struct index_module {

@@ -5,6 +5,7 @@
 
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <gelf.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,40 @@ __attribute__((noreturn)) static void leave_on_oom(void)
     longjmp(*oom_escape, 1);
 }
 
+/* libdw (elfutils 0.188) measures the file and directory names of a line
+ * table that point into .debug_str or .debug_line_str with strlen: a
+ * string section whose last byte is not NUL (damaged, or hostile) is read
+ * past its end, into the bytes after the section's buffer (found by
+ * fuzz_elf_index on a module file, where libelf reads each section into a
+ * buffer of its own: a heap over-read). Such a file gives no lines. Run
+ * after dwarf_begin_elf, which has inflated compressed sections in place. */
+static int string_sections_end_in_nul(Elf *elf)
+{
+    static const char *const names[] = { ".debug_str", ".debug_line_str", ".zdebug_str",
+                                         ".zdebug_line_str", ".debug_str.dwo", NULL };
+    size_t strings_index;
+    Elf_Scn *section = NULL;
+
+    if (elf_getshdrstrndx(elf, &strings_index) != 0)
+        return 1; /* no section names: libdw finds none of its sections either */
+    while ((section = elf_nextscn(elf, section)) != NULL) {
+        GElf_Shdr header;
+        if (gelf_getshdr(section, &header) == NULL || header.sh_type == SHT_NOBITS)
+            continue;
+        const char *name = elf_strptr(elf, strings_index, header.sh_name);
+        int wanted = 0;
+        for (int i = 0; name != NULL && names[i] != NULL && !wanted; i++)
+            wanted = strcmp(name, names[i]) == 0;
+        if (!wanted)
+            continue;
+        Elf_Data *data = elf_getdata(section, NULL);
+        if (data != NULL && data->d_size > 0 &&
+            (data->d_buf == NULL || ((const char *)data->d_buf)[data->d_size - 1] != '\0'))
+            return 0;
+    }
+    return 1;
+}
+
 long line_table_read(Elf *elf, size_t budget, struct line_vector *out)
 {
     struct file_interner interner = { out, NULL, 0 };
@@ -139,6 +174,10 @@ long line_table_read(Elf *elf, size_t budget, struct line_vector *out)
 
     if (dwarf == NULL)
         return 0;
+    if (!string_sections_end_in_nul(elf)) {
+        dwarf_end(dwarf);
+        return 0;
+    }
     if (setjmp(escape) != 0) {
         result = -ENOMEM;
         goto done;

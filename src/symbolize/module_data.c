@@ -98,24 +98,31 @@ static void note_memory(struct gathered *g, int result)
 #define NAME_STORED_MAX 4096
 #define NAMES_BUDGET ((size_t)256 << 20)
 
-static size_t stored_length(const char *name)
+/* The bytes NAME takes stored, its NUL included; *READ counts the bytes
+ * looked at. */
+static size_t stored_length(const char *name, uint64_t *read)
 {
-    return strnlen(name, NAME_STORED_MAX - 1) + 1;
+    size_t length = strnlen(name, NAME_STORED_MAX - 1);
+    *read += length + (length < NAME_STORED_MAX - 1);
+    return length + 1;
 }
 
-/* Bytes of the packed data; *SYMBOLS_KEPT: how many symbols fit. */
-static size_t packed_size(const struct gathered *g, size_t *symbols_kept)
+/* Bytes of the packed data; *SYMBOLS_KEPT: how many symbols fit, *NAMES
+ * the bytes of their names and the file names. */
+static size_t packed_size(const struct gathered *g, size_t *symbols_kept, size_t *names_bytes,
+                          uint64_t *read)
 {
     size_t names = 0, kept = 0;
     for (size_t i = 0; i < g->lines.file_count; i++)
-        names += stored_length(g->lines.files[i]);
+        names += stored_length(g->lines.files[i], read);
     for (; kept < g->symbols.count; kept++) {
-        size_t length = stored_length(g->symbols.entries[kept].name);
+        size_t length = stored_length(g->symbols.entries[kept].name, read);
         if (names + length > NAMES_BUDGET)
             break;
         names += length;
     }
     *symbols_kept = kept;
+    *names_bytes = names;
     return sizeof(struct module_data) + kept * sizeof(struct index_symbol) +
            g->lines.count * sizeof(struct index_line) + names;
 }
@@ -132,14 +139,16 @@ static void copy_printable(char *to, const char *from, size_t length)
     to[length - 1] = '\0';
 }
 
-static uint32_t *file_offsets_fill(const struct gathered *g, char *strings, size_t *used)
+static uint32_t *file_offsets_fill(const struct gathered *g, char *strings, size_t *used,
+                                   uint64_t *read)
 {
     uint32_t *offsets = malloc((g->lines.file_count + 1) * sizeof *offsets);
     if (offsets == NULL)
         return NULL;
     for (size_t i = 0; i < g->lines.file_count; i++) {
-        size_t length = stored_length(g->lines.files[i]);
+        size_t length = stored_length(g->lines.files[i], read);
         copy_printable(strings + *used, g->lines.files[i], length);
+        *read += length - 1;
         offsets[i] = (uint32_t)*used;
         *used += length;
     }
@@ -148,8 +157,9 @@ static uint32_t *file_offsets_fill(const struct gathered *g, char *strings, size
 
 static const struct module_data *pack(const struct gathered *g)
 {
-    size_t symbol_count;
-    size_t bytes = packed_size(g, &symbol_count);
+    size_t symbol_count, names;
+    uint64_t read = g->symbols.name_bytes_read;
+    size_t bytes = packed_size(g, &symbol_count, &names, &read);
     void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (map == MAP_FAILED)
         return NULL;
@@ -159,16 +169,17 @@ static const struct module_data *pack(const struct gathered *g)
     char *strings = (char *)(lines + g->lines.count);
     size_t used = 0;
 
-    uint32_t *file_offsets = file_offsets_fill(g, strings, &used);
+    uint32_t *file_offsets = file_offsets_fill(g, strings, &used, &read);
     if (file_offsets == NULL) {
         munmap(map, bytes);
         return NULL;
     }
     for (size_t i = 0; i < symbol_count; i++) {
         const struct symbol_entry *entry = &g->symbols.entries[i];
-        size_t length = stored_length(entry->name);
+        size_t length = stored_length(entry->name, &read);
         symbols[i] = (struct index_symbol){ entry->start, entry->size, (uint32_t)used, 0 };
         copy_printable(strings + used, entry->name, length);
+        read += length - 1;
         used += length;
     }
     for (size_t i = 0; i < g->lines.count; i++) {
@@ -177,7 +188,7 @@ static const struct module_data *pack(const struct gathered *g)
     }
     free(file_offsets);
     *data = (struct module_data){ symbols, symbol_count, lines, g->lines.count,
-                                  strings, bytes, g->lines_truncated };
+                                  strings, bytes, g->lines_truncated, names, read };
     mprotect(map, bytes, PROT_READ);
     return data;
 }

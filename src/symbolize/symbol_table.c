@@ -1,5 +1,6 @@
 /* symbol_table.c: read ELF symbol tables with libelf.
  * World: normal (libelf, malloc). */
+#define _GNU_SOURCE /* memrchr */
 #include "symbol_table.h"
 #include "../base/array_grow.h"
 
@@ -56,11 +57,54 @@ static int in_mapped_section(Elf *elf, const GElf_Sym *symbol)
            (header.sh_flags & SHF_ALLOC);
 }
 
+/* The names of a table's symbols, read from its string table directly: a
+ * name is whole if it starts before the table's last NUL, found once.
+ * libelf's elf_strptr looks for a NUL from the table's end back to the
+ * name at every call when the table does not end in one (elfutils 0.188):
+ * count x size for a hostile table. A compressed string table (which no
+ * linker writes) is left to elf_strptr. */
+struct names {
+    Elf *elf;
+    size_t section;
+    const char *text;     /* NULL: ask elf_strptr */
+    size_t end;           /* offset of the last NUL */
+};
+
+static int names_open(Elf *elf, size_t section, struct symbol_vector *out, struct names *names)
+{
+    GElf_Shdr header;
+    Elf_Scn *strings = elf_getscn(elf, section);
+    *names = (struct names){ elf, section, NULL, 0 };
+    if (strings == NULL || gelf_getshdr(strings, &header) == NULL)
+        return -1;
+    if ((header.sh_flags & SHF_COMPRESSED) != 0)
+        return 0;
+    Elf_Data *data = elf_getdata(strings, NULL);
+    if (data == NULL || data->d_buf == NULL || data->d_size == 0)
+        return -1;
+    const char *last_nul = memrchr(data->d_buf, '\0', data->d_size);
+    out->name_bytes_read += last_nul ? data->d_size - (size_t)(last_nul - (const char *)data->d_buf)
+                                     : data->d_size;
+    if (last_nul == NULL)
+        return -1;
+    names->text = data->d_buf;
+    names->end = (size_t)(last_nul - names->text);
+    return 0;
+}
+
+static const char *name_at(const struct names *names, size_t offset)
+{
+    if (names->text == NULL)
+        return elf_strptr(names->elf, names->section, offset);
+    return offset <= names->end ? names->text + offset : NULL;
+}
+
 static int read_section(Elf *elf, Elf_Scn *section, const GElf_Shdr *header,
                         uint32_t rank_base, struct symbol_vector *out)
 {
     Elf_Data *data = elf_getdata(section, NULL);
-    if (data == NULL || header->sh_entsize == 0)
+    struct names names;
+    if (data == NULL || header->sh_entsize == 0 || names_open(elf, header->sh_link, out, &names) < 0)
         return 0;
     size_t count = data->d_size / header->sh_entsize;
     for (size_t i = 1; i < count; i++) {
@@ -69,7 +113,7 @@ static int read_section(Elf *elf, Elf_Scn *section, const GElf_Shdr *header,
             continue;
         if (!in_mapped_section(elf, &symbol))
             continue;
-        const char *name = elf_strptr(elf, header->sh_link, symbol.st_name);
+        const char *name = name_at(&names, symbol.st_name);
         if (symbol_vector_add(out, &symbol, name, rank_base + (uint32_t)i) < 0)
             return -ENOMEM;
     }

@@ -16,6 +16,7 @@ struct symbol_entry {
 struct symbol_vector {
     struct symbol_entry *entries;
     size_t count, capacity;
+    uint64_t name_bytes_read;   /* of string tables, scanned for names' ends */
 };
 
 /* Append the defined symbols of the tables of TYPE (SHT_DYNSYM or

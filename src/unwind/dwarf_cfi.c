@@ -406,16 +406,18 @@ static int run_fde(const uint8_t *fde, uintptr_t data_base, const struct bounds 
 
 /* ---- where the table is ------------------------------------------------- */
 
-/* The ELF header of the file this code is linked into: the program itself
- * when the library is linked statically (the linker defines it). */
-extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
+/* The first byte of the file this code is linked into, its ELF header:
+ * the program itself when the library is linked statically (the linker
+ * defines it). An array of unknown size: the program headers follow the
+ * header, past what a declared Elf64_Ehdr object would allow. */
+extern const unsigned char __ehdr_start[] __attribute__((visibility("hidden")));
 
 /* The load bias and mapped extent of the file this code is linked into,
  * if PC lies in one of its executable segments, from its program headers.
  * Reads only mapped memory: no syscall, no lock. */
 static int own_file_holds(uintptr_t pc, uintptr_t *bias_out, struct bounds *bounds)
 {
-    const ElfW(Ehdr) *file = &__ehdr_start;
+    const ElfW(Ehdr) *file = (const ElfW(Ehdr) *)__ehdr_start;
     const ElfW(Phdr) *headers = (const ElfW(Phdr) *)((const char *)file + file->e_phoff);
     uintptr_t bias = 0, low = UINTPTR_MAX, high = 0;
     int in_code = 0;
@@ -447,7 +449,8 @@ static int scan_section(uintptr_t pc, struct cfi_frame *frame)
     uintptr_t bias;
     const uint8_t *end;
 
-    if (!own_file_holds(pc, &bias, &file) || eh_frame_locate_program(&__ehdr_start, &section) < 0)
+    if (!own_file_holds(pc, &bias, &file) ||
+        eh_frame_locate_program((const ElfW(Ehdr) *)__ehdr_start, &section) < 0)
         return -ENOENT;
     within = (struct bounds){ bias + section.address, bias + section.address + section.size };
     if (within.low < file.low || within.high > file.high || within.high < within.low + 8)

@@ -1,11 +1,12 @@
 # tests/fuzz/fuzz.mk: `make fuzz` builds the libFuzzer targets with clang
 # (ASan and UBSan) into build/fuzz/, writes each a small seed corpus, and
-# runs each for FUZZ_SECONDS (default 20). A crash stops the run with the
-# input saved as build/fuzz/crash-*: once fixed, it goes to
-# tests/fuzz/regressions/TARGET/, which every run reads first. Included
-# by the Makefile. Targets: the options parser, the state blob checker,
-# the leak tool's trace line parser and its whole trace path, the symbol
-# index builder and the DWARF line reader (docs/RELIABILITY.md).
+# runs each for FUZZ_SECONDS (default 20). A crash, or any fuzzer that
+# exits with a status but 0, fails the run, the input saved as
+# build/fuzz/crash-*: once fixed, it goes to tests/fuzz/regressions/TARGET/,
+# which every run reads first. Included by the Makefile. Targets: the
+# options parser, the state blob checker, the leak tool's trace line parser
+# and its whole trace path, the symbol index builder (on images in memory
+# and on module files) and the DWARF line reader (docs/RELIABILITY.md).
 
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_CC      ?= clang
@@ -72,20 +73,36 @@ fuzz-seeds: all $(BUILD)/tests/state_program $(BUILD)/tests/mtrace_program $(BUI
 	objcopy --strip-debug --add-gnu-debuglink=$(FUZZ_DIR)/forms/fixture_lib.debug \
 		$(BUILD)/tests/fixture_lib.so $(FUZZ_DIR)/seeds/elf_index/debuglink.so
 	python3 tests/fuzz/no_section_headers.py $(BUILD)/tests/fixture_lib.so $(FUZZ_DIR)/seeds/elf_index/no_sections.so
+	# fuzz_elf_index reads each input as a module file too, beside links to
+	# the debug files here (by debuglink), and with EXECINFO_EX_DEBUG_ROOT
+	# here (by build-id).
+	rm -rf $(FUZZ_DIR)/elf_files && mkdir -p $(FUZZ_DIR)/elf_files
+	cp $(FUZZ_DIR)/forms/fixture_lib.debug $(FUZZ_DIR)/elf_files/
+	id=$$(readelf -n $(BUILD)/tests/fixture_lib.so | awk '/Build ID/ { print $$3 }') && \
+	  test -n "$$id" && mkdir -p $(FUZZ_DIR)/elf_files/.build-id/$${id%$${id#??}} && \
+	  cp $(FUZZ_DIR)/forms/fixture_lib.debug $(FUZZ_DIR)/elf_files/.build-id/$${id%$${id#??}}/$${id#??}.debug
 	for form in "4:-gdwarf-4" "5:-gdwarf-5" "z:-gdwarf-5 -gz=zlib"; do \
 	  $(CC) -O1 -g $${form#*:} -c tests/fixtures/fixture_lib.c -o $(FUZZ_DIR)/forms/lines.o && \
 	  objcopy --only-keep-debug $(FUZZ_DIR)/forms/lines.o $(FUZZ_DIR)/seeds/dwarf_lines/dwarf$${form%%:*}.o || exit 1; \
 	done
 
-fuzz: fuzz-seeds $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
-	@set -e; for t in $(FUZZ_TARGETS); do \
-	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
-	  mkdir -p $(FUZZ_DIR)/corpus/$$t; \
-	  $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
-	    -artifact_prefix=$(FUZZ_DIR)/crash-$$t- $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/seeds/$$t \
-	    $$(ls -d tests/fuzz/regressions/$$t 2>/dev/null) \
-	    2>&1 | grep -E '^stat::number_of_executed_units|^stat::peak_rss|ERROR|SUMMARY' || true; \
-	  ! ls $(FUZZ_DIR)/crash-$$t-* >/dev/null 2>&1; \
+FUZZ_ENV := FUZZ_ELF_FILES=$(CURDIR)/$(FUZZ_DIR)/elf_files EXECINFO_EX_DEBUG_ROOT=$(CURDIR)/$(FUZZ_DIR)/elf_files
+
+# fuzz_elf_index must read its inputs as module files too, not only as
+# images in memory: on its seeds, the file opening, the build-id check and
+# the debug file lookup are reached.
+fuzz-elf-paths: fuzz-seeds $(FUZZ_DIR)/fuzz_elf_index
+	$(FUZZ_ENV) $(FUZZ_DIR)/fuzz_elf_index -runs=0 -print_coverage=1 $(FUZZ_DIR)/seeds/elf_index \
+	  > $(FUZZ_DIR)/elf_index_coverage.txt 2>&1
+	@for function in elf_file_open elf_file_build_id debug_file_open; do \
+	  grep -q "^COVERED_FUNC: .* $$function " $(FUZZ_DIR)/elf_index_coverage.txt || \
+	    { echo "fuzz_elf_index never reaches $$function"; exit 1; }; \
 	done
 
-.PHONY: fuzz fuzz-seeds
+# tests/fuzz/run_fuzzers.sh fails the run on any fuzzer's non-zero exit,
+# any artifact, or a fuzzer that never said it was done (checked with stub
+# fuzzers by tests/fuzz/check_run_fuzzers.sh in make test-checks).
+fuzz: fuzz-seeds fuzz-elf-paths $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+	$(FUZZ_ENV) sh tests/fuzz/run_fuzzers.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+.PHONY: fuzz fuzz-seeds fuzz-elf-paths

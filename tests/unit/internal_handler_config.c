@@ -12,9 +12,18 @@
 
 #include "support.h"
 
-#define PUBLISHES 20000
+/* The test publishes until the views that could have been torn number
+ * this many, however fast or loaded the machine: a view from the reader
+ * thread that overlapped a publish, a view from a signal that interrupted
+ * one on the writer's own thread. Bounded by the test's timeout. */
+#define PUBLISHES_AT_LEAST 20000
+#define THREAD_VIEWS_DURING_A_PUBLISH 1000
+#define SIGNAL_VIEWS_INSIDE_A_PUBLISH 100
 
 static atomic_int torn, views, done;
+static atomic_long publishes_started, publishes_done;
+static atomic_int thread_views_during_a_publish, signal_views_inside_a_publish;
+static volatile sig_atomic_t publishing;   /* the writer's thread, seen by its signals */
 
 /* Every field of a publish carries the same mark. */
 static void publish_marked(struct handler_config *config, int mark)
@@ -23,7 +32,13 @@ static void publish_marked(struct handler_config *config, int mark)
     for (int signo = 0; signo < HANDLER_SIGNALS; signo++)
         config->previous[signo].sa_flags = mark;
     config->callbacks.set_context = (void *)(intptr_t)mark;
+    atomic_fetch_add(&publishes_started, 1);
+    publishing = 1;
+    atomic_signal_fence(memory_order_seq_cst);
     handler_config_publish(config);
+    atomic_signal_fence(memory_order_seq_cst);
+    publishing = 0;
+    atomic_fetch_add(&publishes_done, 1);
 }
 
 static void check_one_view(void)
@@ -39,15 +54,29 @@ static void check_one_view(void)
 static void *reader(void *unused)
 {
     (void)unused;
-    while (!atomic_load(&done))
+    while (!atomic_load(&done)) {
+        long done_before = atomic_load(&publishes_done);
         check_one_view();
+        /* A publish began before the view ended and ended after it began. */
+        if (atomic_load(&publishes_started) > done_before)
+            atomic_fetch_add(&thread_views_during_a_publish, 1);
+    }
     return NULL;
 }
 
 static void on_timer(int signo)
 {
     (void)signo;
+    if (publishing)
+        atomic_fetch_add(&signal_views_inside_a_publish, 1);
     check_one_view();
+}
+
+static int enough_views(int mark)
+{
+    return mark >= PUBLISHES_AT_LEAST &&
+           atomic_load(&thread_views_during_a_publish) >= THREAD_VIEWS_DURING_A_PUBLISH &&
+           atomic_load(&signal_views_inside_a_publish) >= SIGNAL_VIEWS_INSIDE_A_PUBLISH;
 }
 
 Test(handler_config, views_are_never_torn_across_threads_or_signals, .timeout = 60)
@@ -64,16 +93,24 @@ Test(handler_config, views_are_never_torn_across_threads_or_signals, .timeout = 
     cr_assert_eq(timer_settime(timer, 0, &every, NULL), 0);
     pthread_t thread;
     cr_assert_eq(pthread_create(&thread, NULL, reader, NULL), 0);
-    for (int mark = 2; mark < PUBLISHES; mark++)
+    int mark = 2;
+    for (;; mark++) {
         publish_marked(&config, mark);
+        if (enough_views(mark))
+            break;
+    }
     atomic_store(&done, 1);
     pthread_join(thread, NULL);
     timer_delete(timer);
-    cr_assert_eq(atomic_load(&torn), 0, "%d of %d views were torn", torn, views);
-    cr_assert_gt(atomic_load(&views), 1000);
+    signal(SIGUSR2, SIG_IGN);
+    cr_assert(enough_views(mark));
+    cr_assert_eq(atomic_load(&torn), 0, "%d of %d views were torn (%d during a publish on "
+                 "another thread, %d from a signal inside one)", atomic_load(&torn),
+                 atomic_load(&views), atomic_load(&thread_views_during_a_publish),
+                 atomic_load(&signal_views_inside_a_publish));
     struct handler_view last;
     handler_config_view(SIGUSR1, &last);
-    cr_assert_eq(last.options.frames, PUBLISHES - 1);
+    cr_assert_eq(last.options.frames, mark);
 }
 
 Test(handler_config, a_bad_signal_number_reads_a_valid_entry)

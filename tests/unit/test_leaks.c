@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pty.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -82,6 +83,13 @@ static const char *tool_path(void)
     return path;
 }
 
+/* A run that must end by itself within this many seconds, else it is
+ * killed (SIGALRM, kept across execve) and the test fails; 0: no bound but
+ * the suite's. Set by the tests of inputs that could make the tool hang
+ * (a device, a FIFO, a pipe), to 60 s: natively these runs take a few ms,
+ * under make test-valgrind (the tool some 30 times slower) a few s. */
+static unsigned tool_alarm;
+
 /* Run the tool with ARGS (NULL-terminated), stdin from STDIN_PATH (NULL:
  * /dev/null), ENV ("NAME=value" entries, NULL-terminated, or NULL) added;
  * it must exit, never die of a signal. */
@@ -98,6 +106,7 @@ static void run_tool_with(const char *stdin_path, char *const *env, const char *
     pid_t child = fork();
     cr_assert_geq(child, 0);
     if (child == 0) {
+        alarm(tool_alarm); /* before the open: a FIFO as stdin may block there */
         int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY);
         int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -115,15 +124,63 @@ static void run_tool_with(const char *stdin_path, char *const *env, const char *
     cr_assert_eq(waitpid(child, &status, 0), child);
     run->out = read_whole(out_path);
     run->err = read_whole(err_path);
-    cr_assert(WIFEXITED(status), "the tool died: status 0x%x; stderr:\n%s", status, run->err);
+    cr_assert(WIFEXITED(status), "the tool died: status 0x%x (%s); stderr:\n%s", status,
+              WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ? "hung: killed by its alarm"
+                                                                 : "a signal",
+              run->err);
     run->status = WEXITSTATUS(status);
     free(out_path);
     free(err_path);
 }
 
+/* A process that writes LENGTH bytes of DATA to FD, or else to PATH,
+ * opened for writing (a FIFO: it waits there for the reader), and exits;
+ * killed by its alarm if nobody reads. Reap it with wait_writer. */
+static pid_t start_writer(const char *path, int fd, const void *data, size_t length)
+{
+    pid_t writer = fork();
+    cr_assert_geq(writer, 0);
+    if (writer == 0) {
+        alarm(60);
+        if (fd < 0 && (fd = open(path, O_WRONLY)) < 0)
+            _exit(1);
+        for (size_t done = 0; done < length;) {
+            ssize_t wrote = write(fd, (const char *)data + done, length - done);
+            if (wrote <= 0)
+                _exit(2);
+            done += (size_t)wrote;
+        }
+        _exit(0);
+    }
+    return writer;
+}
+
+static void wait_writer(pid_t writer)
+{
+    int status;
+    kill(writer, SIGKILL); /* done already, unless the tool stopped reading */
+    cr_assert_eq(waitpid(writer, &status, 0), writer);
+}
+
 static void run_tool(struct tool_run *run, const char *const *args)
 {
     run_tool_with(NULL, NULL, args, run);
+}
+
+/* Run the tool with its standard input a pipe that a writer process fills
+ * with LENGTH bytes of DATA; in ARGS, "/dev/fd/0"-like names reach it too. */
+static void run_tool_on_pipe(const void *data, size_t length, const char *const *args,
+                             struct tool_run *run)
+{
+    int ends[2];
+    cr_assert_eq(pipe(ends), 0);
+    pid_t writer = start_writer(NULL, ends[1], data, length);
+    close(ends[1]); /* the tool's EOF comes when the writer is done */
+    char path[64];
+    snprintf(path, sizeof path, "/dev/fd/%d", ends[0]);
+    run_tool_with(path, NULL, args, run);
+    close(ends[0]);
+    wait_writer(writer);
 }
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -411,8 +468,8 @@ Test(leaks, malformed_lines_are_reported_with_their_numbers_and_skipped)
     snprintf(needle, sizeof needle, ":9: malformed line skipped: %.80s\n",
              "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
     assert_in(run.err, needle);
-    assert_in(run.err, ":11: malformed line skipped: @ /x/m:[0x10] + 0x6000? 0x10\n");
-    assert_in(run.err, ":18: malformed line skipped: @ /x/m:[0x10] + 0x9000 0x10??[31m\n");
+    assert_in(run.err, ":11: malformed line skipped: @ /x/m:[0x10] + 0x6000\\x00 0x10\n");
+    assert_in(run.err, ":18: malformed line skipped: @ /x/m:[0x10] + 0x9000 0x10\\x01\\x1b[31m\n");
     snprintf(needle, sizeof needle, "execinfo_ex_leaks: %s: 14 malformed lines skipped\n", trace);
     assert_in(run.err, needle);
 }
@@ -491,6 +548,183 @@ Test(leaks, standard_input_with_a_dash)
     assert_exit(&run, 1);
     assert_in(run.out, "16 bytes in 1 blocks allocated at:\n    #0 /nonexistent/a+0x10\n");
     assert_in(run.err, "execinfo_ex_leaks: <stdin>:2: malformed line skipped: not a line\n");
+}
+
+/* Bytes of the input reach stderr escaped: a terminal shows them, never
+ * acts on them (an escape sequence, a C1 CSI, a right-to-left override),
+ * in a malformed line and in a pointer's caller alike. */
+Test(leaks, input_bytes_reach_stderr_escaped)
+{
+    static const char data[] =
+        "@ /x/m:[0x10] + 0x1000 0x10\n"                                  /* 1 */
+        "\xe2\x80\xae" "\x9b" "31m \\ \x7f \x1b]0;title\x07 end\n"      /* 2 */
+        "@ /x/\xc3\xa9\xff:[0x10] - 0x2000\n";                           /* 3 */
+    struct tool_run run;
+    char *trace = write_bytes("escape.trace", data, sizeof data - 1);
+    run_tool(&run, ARGS(trace));
+    assert_exit(&run, 1);
+    assert_in(run.err, ":2: malformed line skipped: \\xe2\\x80\\xae\\x9b31m \\\\ \\x7f "
+                       "\\x1b]0;title\\x07 end\n");
+    assert_in(run.err, ":3: free of 0x2000, which was never allocated, at "
+                       "/x/\\xc3\\xa9\\xff:[0x10]\n");
+    for (const char *at = run.err; *at != '\0'; at++) {
+        unsigned char byte = (unsigned char)*at;
+        cr_assert(byte == '\n' || (byte >= 0x20 && byte < 0x7f), "byte 0x%02x raw in:\n%s", byte,
+                  run.err);
+    }
+}
+
+/* A file with no line of a trace (random bytes, text) is not a trace:
+ * exit 2 with one message, not "No memory leaks" and a screen of noise.
+ * An empty trace, or one of only start and end lines, still is one. */
+Test(leaks, an_input_without_a_trace_line_is_not_a_trace)
+{
+    static char noise[3000];
+    unsigned seed = 7;
+    for (size_t i = 0; i < sizeof noise; i++) {
+        seed = seed * 1103515245u + 12345u;
+        noise[i] = (char)(seed >> 16);
+    }
+    struct tool_run run;
+    char needle[600];
+    char *binary = write_bytes("noise.bin", noise, sizeof noise);
+    run_tool(&run, ARGS(binary));
+    assert_exit(&run, 2);
+    cr_assert_str_eq(run.out, "");
+    snprintf(needle, sizeof needle, "execinfo_ex_leaks: %s: not a malloc trace (none of its ",
+             binary);
+    cr_assert(strncmp(run.err, needle, strlen(needle)) == 0, "%s", run.err);
+    cr_assert_eq(count_lines(run.err), 1, "one message:\n%s", run.err);
+
+    char *text = write_text("readme.txt", "This is not a trace.\nNor is this.\n");
+    run_tool(&run, ARGS("--json", text));
+    assert_exit(&run, 2);
+    cr_assert_str_eq(run.out, "");
+    snprintf(needle, sizeof needle, "execinfo_ex_leaks: %s: not a malloc trace (none of its 2 "
+             "lines is an allocation, a free or a stack) nor a saved state blob\n", text);
+    cr_assert_str_eq(run.err, needle);
+
+    static const char *const traces[] = { "", "= Start\n\n# a comment\n= End\n" };
+    for (int i = 0; i < 2; i++) {
+        run_tool(&run, ARGS(write_text("quiet.trace", traces[i])));
+        assert_exit(&run, 0);
+        assert_in(run.out, "No memory leaks.\n");
+        cr_assert_str_eq(run.err, "");
+    }
+
+    /* Damage before the first event: shown, in order, once it is a trace. */
+    char *damaged = write_text("damaged.trace", "junk 1\njunk 2\n@ /x/m:[0x10] + 0x1000 0x10\n"
+                                                "junk 4\n");
+    run_tool(&run, ARGS(damaged));
+    assert_exit(&run, 1);
+    assert_in_order(run.err, ARGS(":1: malformed line skipped: junk 1\n",
+                                  ":2: malformed line skipped: junk 2\n",
+                                  ":4: malformed line skipped: junk 4\n",
+                                  ": 3 malformed lines skipped\n"));
+}
+
+/* ---- what is read, and how ----------------------------------------------- */
+
+/* COUNT allocations of 16 bytes from one caller: 300 are about 8 KiB,
+ * more than one stdio buffer (4 KiB on a pipe). */
+static char *many_allocations(int count, size_t *length)
+{
+    static char data[1 << 16];
+    size_t used = 0;
+    for (int i = 0; i < count; i++)
+        used += (size_t)snprintf(data + used, sizeof data - used, "@ /x/m:[0x10] + 0x%x 0x10\n",
+                                 0x100000 + 16 * i);
+    *length = used;
+    return data;
+}
+
+static const char three_hundred_blocks[] =
+    "4800 bytes in 300 blocks not freed, from 1 stacks (300 events, 0 malformed lines)\n";
+
+/* A device may never end (/dev/zero) or act when opened: refused by its
+ * kind, before it is opened, whatever its name. Bounded: the tool hung on
+ * /dev/zero, a line without end. */
+Test(leaks, a_device_is_refused_before_it_is_read, .timeout = 150)
+{
+    struct tool_run run;
+    tool_alarm = 60;
+    run_tool(&run, ARGS("/dev/zero"));
+    assert_exit(&run, 2);
+    cr_assert_str_eq(run.out, "");
+    cr_assert_str_eq(run.err, "execinfo_ex_leaks: '/dev/zero' is a character device, not a "
+                              "regular file or a pipe: not read (- reads standard input)\n");
+    run_tool(&run, ARGS("--summary", "/dev/null"));
+    assert_exit(&run, 2);
+    assert_in(run.err, "'/dev/null' is a character device");
+    /* /dev/stdin is what standard input is: here, /dev/zero. */
+    run_tool_with("/dev/zero", NULL, ARGS("/dev/stdin"), &run);
+    assert_exit(&run, 2);
+    assert_in(run.err, "'/dev/stdin' is a character device");
+}
+
+/* A pipe cannot be read twice: the whole trace comes from one read of it,
+ * by name (/dev/stdin; <(...) and /dev/fd/N are the same), as "-", or as
+ * a FIFO (which the tool lost the first 4 KiB of, or waited on forever for
+ * a second writer). */
+Test(leaks, a_pipe_or_a_fifo_is_read_once_from_its_start, .timeout = 150)
+{
+    struct tool_run run;
+    size_t length;
+    const char *trace = many_allocations(300, &length);
+    cr_assert_gt(length, 4096u);
+    tool_alarm = 60;
+    static const char *const names[] = { "/dev/stdin", "-" };
+    for (int i = 0; i < 2; i++) {
+        run_tool_on_pipe(trace, length, ARGS("--summary", names[i]), &run);
+        assert_exit(&run, 1);
+        cr_assert_str_eq(run.out, three_hundred_blocks, "%s", names[i]);
+        cr_assert_str_eq(run.err, "");
+    }
+
+    char *fifo = in_work("trace.fifo");
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    pid_t writer = start_writer(fifo, -1, trace, length);
+    run_tool(&run, ARGS("--summary", fifo));
+    wait_writer(writer);
+    assert_exit(&run, 1);
+    cr_assert_str_eq(run.out, three_hundred_blocks);
+    /* Shorter than one read. */
+    static const char one[] = "@ /x/m:[0x10] + 0x1000 0x10\n";
+    writer = start_writer(fifo, -1, one, sizeof one - 1);
+    run_tool(&run, ARGS("--summary", fifo));
+    wait_writer(writer);
+    assert_exit(&run, 1);
+    cr_assert_str_eq(run.out, "16 bytes in 1 blocks not freed, from 1 stacks (1 events, 0 "
+                              "malformed lines)\n");
+}
+
+static void shell(const char *format, ...);
+
+/* Read once, a state blob is known by its first bytes on a pipe too. */
+Test(leaks, a_state_blob_on_a_pipe_is_read_as_a_blob, .timeout = 150)
+{
+    char *path = in_work("saved.blob");
+    shell("EXECINFO_EX_OPTIONS= %s/state_program save %s", getenv("EXECINFO_EX_TESTS"), path);
+    FILE *file = fopen(path, "r");
+    cr_assert_not_null(file);
+    static char blob[1 << 20];
+    size_t length = fread(blob, 1, sizeof blob, file);
+    fclose(file);
+    cr_assert_gt(length, 8u);
+
+    struct tool_run run;
+    run_tool(&run, ARGS(path));
+    assert_exit(&run, 1);
+    cr_assert_eq(count_of(run.out, "#0 allocate_known at "), 3, "%s", run.out);
+    char *from_file = run.out;
+    tool_alarm = 60;
+    static const char *const names[] = { "-", "/dev/stdin" };
+    for (int i = 0; i < 2; i++) {
+        run_tool_on_pipe(blob, length, ARGS(names[i]), &run);
+        assert_exit(&run, 1);
+        cr_assert_str_eq(run.out, from_file, "%s", names[i]);
+        cr_assert_str_eq(run.err, "");
+    }
 }
 
 /* ---- output forms and options ------------------------------------------- */

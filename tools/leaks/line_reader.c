@@ -19,6 +19,12 @@ int line_reader_init(struct line_reader *reader, FILE *file)
     return reader->buffer ? 0 : -ENOMEM;
 }
 
+void line_reader_push_back(struct line_reader *reader, const void *bytes, size_t length)
+{
+    memcpy(reader->buffer + reader->end, bytes, length);
+    reader->end += length;
+}
+
 void line_reader_free(struct line_reader *reader)
 {
     free(reader->buffer);

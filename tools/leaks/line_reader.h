@@ -28,6 +28,10 @@ struct line_reader {
 
 /* Read FILE (its position is the caller's). Returns 0 or -ENOMEM. */
 int line_reader_init(struct line_reader *reader, FILE *file);
+
+/* LENGTH bytes (at most 4096) that the caller read from FILE already,
+ * returned first: the stream is read once. Right after init. */
+void line_reader_push_back(struct line_reader *reader, const void *bytes, size_t length);
 void line_reader_free(struct line_reader *reader);
 
 /* The next line into *LINE, valid until the next call. Returns 1, 0 at

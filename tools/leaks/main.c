@@ -4,18 +4,20 @@
  * frame's function and file:line (man 1 execinfo_ex_leaks).
  * World: normal (an ordinary program).
  *
- * main.c holds the options and the order of the steps; reading a trace is
- * line_reader + trace_replay, the rest works on a heap_snapshot. */
+ * main.c holds the options and the order of the steps; each input is
+ * opened and read once (input.h); reading a trace is line_reader +
+ * trace_replay, the rest works on a heap_snapshot. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "heap_snapshot.h"
+#include "input.h"
 #include "line_reader.h"
 #include "progress.h"
 #include "report.h"
@@ -66,8 +68,10 @@ static void usage(FILE *out)
           "\n"
           "Malformed lines, frees of pointers never allocated and duplicate allocations\n"
           "are reported on stderr (the first few of each, then a count).\n"
-          "Exit status: 0 if no memory is left, 1 if some is, 2 for a usage error or a\n"
-          "trace that cannot be read.\n",
+          "An input is a regular file, a pipe or standard input (a device is refused),\n"
+          "read once.\n"
+          "Exit status: 0 if no memory is left, 1 if some is, 2 for a usage error, an\n"
+          "input that cannot be read, or one that is neither a trace nor a state blob.\n",
           out);
 }
 
@@ -147,16 +151,21 @@ static void fail_memory(void)
     exit(EXIT_TROUBLE);
 }
 
-static FILE *open_input(const char *input, uint64_t *size)
+/* The input at PATH, opened, its first bytes read; exit 2 if it cannot be. */
+static void open_input(const char *path, struct input *input)
 {
-    struct stat status;
-    FILE *file = strcmp(input, "-") == 0 ? stdin : fopen(input, "re");
-
-    if (file == NULL)
-        fail_input("open", input, errno);
-    *size = fstat(fileno(file), &status) == 0 && S_ISREG(status.st_mode) ? (uint64_t)status.st_size
-                                                                          : 0;
-    return file;
+    int result = input_open(input, path);
+    if (result == -ENOMEM)
+        fail_memory(); /* not "cannot open": the input is fine */
+    if (result == -EINVAL) {
+        fprintf(stderr, "execinfo_ex_leaks: '%s' is %s, not a regular file or a pipe: not read "
+                "(- reads standard input)\n", path, input->refused_kind);
+        exit(EXIT_TROUBLE);
+    }
+    if (result == -EISDIR)
+        fail_input("read", path, EISDIR);
+    if (result < 0)
+        fail_input(input->file == NULL ? "open" : "read", path, -result);
 }
 
 static void erase_progress(void *context)
@@ -164,22 +173,21 @@ static void erase_progress(void *context)
     progress_finish(context);
 }
 
-/* Replay the whole trace into HEAP. */
-static void read_trace(const struct options *options, struct heap_snapshot *heap)
+/* Replay the whole trace into HEAP: INPUT's head, then the rest of it. */
+static void read_trace(const struct options *options, struct input *input,
+                       struct heap_snapshot *heap)
 {
-    const char *name = strcmp(options->input, "-") == 0 ? "<stdin>" : options->input;
     struct line_reader reader;
     struct trace_replay replay;
     struct progress progress;
     struct line line;
-    uint64_t size;
     int status;
 
-    FILE *file = open_input(options->input, &size);
-    if (line_reader_init(&reader, file) < 0)
+    if (line_reader_init(&reader, input->file) < 0)
         fail_memory();
-    progress_init(&progress, stderr, options->progress, size);
-    trace_replay_init(&replay, heap, name, stderr);
+    line_reader_push_back(&reader, input->head, input->head_length);
+    progress_init(&progress, stderr, options->progress, input->size);
+    trace_replay_init(&replay, heap, input->name, stderr);
     replay.before_message = erase_progress;
     replay.message_context = &progress;
     while ((status = line_reader_next(&reader, &line)) == 1) {
@@ -190,12 +198,16 @@ static void read_trace(const struct options *options, struct heap_snapshot *heap
     }
     progress_finish(&progress);
     if (status < 0)
-        fail_input("read", options->input, -status);
+        fail_input("read", input->path, -status);
     trace_replay_finish(&replay);
+    if (!trace_replay_is_trace(&replay)) {
+        fprintf(stderr, "execinfo_ex_leaks: %s: not a malloc trace (none of its %" PRIu64
+                " lines is an allocation, a free or a stack) nor a saved state blob\n",
+                input->name, reader.number);
+        exit(EXIT_TROUBLE);
+    }
     trace_replay_free(&replay);
     line_reader_free(&reader);
-    if (file != stdin)
-        fclose(file);
 }
 
 static int write_report(const struct options *options, const struct heap_snapshot *heap,
@@ -217,44 +229,54 @@ static int write_report(const struct options *options, const struct heap_snapsho
     return status;
 }
 
-/* Does the file start like a state blob? ("-" is always a trace.) */
-static int is_state_file(const char *input)
+static int is_state_blob(const struct input *input)
 {
-    char head[8];
-    errno = 0;
-    FILE *file = strcmp(input, "-") == 0 ? NULL : fopen(input, "re");
-    if (file == NULL && errno == ENOMEM)
-        fail_memory(); /* not "not a blob": a blob would be read as a trace */
-    if (file == NULL)
-        return 0;
-    size_t got = fread(head, 1, sizeof head, file);
-    fclose(file);
-    return state_reader_is_blob(head, got);
+    return state_reader_is_blob(input->head, input->head_length);
 }
 
-static void read_state(const char *input, struct heap_snapshot *heap)
+static void read_state(struct input *input, struct heap_snapshot *heap)
 {
-    int result = state_reader_load(heap, input, stderr);
+    int result = state_reader_load(heap, input->file, input->head, input->head_length, input->name,
+                                   stderr);
     if (result == -ENOMEM)
         fail_memory();
     if (result == -EINVAL)
         exit(EXIT_TROUBLE);
     if (result < 0)
-        fail_input("read", input, -result);
+        fail_input("read", input->path, -result);
 }
 
 /* The later of two states, less what the earlier one had live already. */
 static void read_difference(const struct options *options, struct heap_snapshot *heap)
 {
     struct heap_snapshot before;
-    if (!is_state_file(options->before) || !is_state_file(options->input))
+    struct input earlier, later;
+    open_input(options->before, &earlier);
+    if (!is_state_blob(&earlier))
+        fail_usage("two inputs must both be saved state blobs", NULL);
+    open_input(options->input, &later);
+    if (!is_state_blob(&later))
         fail_usage("two inputs must both be saved state blobs", NULL);
     if (heap_snapshot_init(&before) < 0)
         fail_memory();
-    read_state(options->before, &before);
-    read_state(options->input, heap);
+    read_state(&earlier, &before);
+    read_state(&later, heap);
+    input_close(&earlier);
+    input_close(&later);
     state_reader_subtract(heap, &before);
     heap_snapshot_free(&before);
+}
+
+/* One input, a state blob or a trace, told apart by its first bytes. */
+static void read_input(const struct options *options, struct heap_snapshot *heap)
+{
+    struct input input;
+    open_input(options->input, &input);
+    if (is_state_blob(&input))
+        read_state(&input, heap);
+    else
+        read_trace(options, &input, heap);
+    input_close(&input);
 }
 
 int main(int argc, char **argv)
@@ -268,10 +290,8 @@ int main(int argc, char **argv)
         fail_memory();
     if (options.before != NULL)
         read_difference(&options, &heap);
-    else if (is_state_file(options.input))
-        read_state(options.input, &heap);
     else
-        read_trace(&options, &heap);
+        read_input(&options, &heap);
     if (sites_group(&heap, &sites) < 0 || write_report(&options, &heap, &sites) < 0)
         fail_memory();
     if (fflush(stdout) != 0 || ferror(stdout)) {

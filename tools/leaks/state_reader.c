@@ -20,13 +20,14 @@ int state_reader_is_blob(const void *head, size_t length)
     return length >= 8 && memcmp(head, STATE_BLOB_MAGIC, 8) == 0;
 }
 
-static int read_whole(const char *path, unsigned char **bytes, size_t *length)
+/* HEAD and the rest of FILE, into one malloc'd buffer. */
+static int read_whole(FILE *file, const void *head, size_t head_length, unsigned char **bytes,
+                      size_t *length)
 {
-    FILE *file = fopen(path, "rb");
-    if (file == NULL)
-        return -errno;
-    size_t capacity = 1 << 16, used = 0;
+    size_t capacity = 1 << 16, used = head_length;
     unsigned char *buffer = malloc(capacity);
+    if (buffer != NULL)
+        memcpy(buffer, head, head_length);
     while (buffer != NULL) {
         used += fread(buffer + used, 1, capacity - used, file);
         if (used < capacity)
@@ -40,11 +41,9 @@ static int read_whole(const char *path, unsigned char **bytes, size_t *length)
         buffer = grown;
         capacity *= 2;
     }
-    int failed = ferror(file);
-    fclose(file);
     if (buffer == NULL)
         return -ENOMEM;
-    if (failed) {
+    if (ferror(file)) {
         free(buffer);
         return -EIO;
     }
@@ -133,11 +132,12 @@ static int fill(struct heap_snapshot *heap, const struct state_blob_view *view)
     return result;
 }
 
-int state_reader_load(struct heap_snapshot *heap, const char *path, FILE *messages)
+int state_reader_load(struct heap_snapshot *heap, FILE *file, const void *head,
+                      size_t head_length, const char *name, FILE *messages)
 {
     unsigned char *bytes = NULL;
     size_t length = 0;
-    int result = read_whole(path, &bytes, &length);
+    int result = read_whole(file, head, head_length, &bytes, &length);
     if (result < 0)
         return result;
     struct state_blob_view view;
@@ -145,7 +145,7 @@ int state_reader_load(struct heap_snapshot *heap, const char *path, FILE *messag
     if (checked == 0 && view.header->total_size != length)
         checked = -1; /* bytes after the blob: not a saved blob alone */
     if (checked != 0) {
-        fprintf(messages, "execinfo_ex_leaks: %s: %s\n", path,
+        fprintf(messages, "execinfo_ex_leaks: %s: %s\n", name,
                 checked == -2 ? "a state blob of a newer version; not read"
                               : "not an intact state blob (damaged or truncated); not read");
         free(bytes);

@@ -12,10 +12,12 @@
 /* Is the start of a file (LENGTH bytes of HEAD) a blob's? */
 int state_reader_is_blob(const void *head, size_t length);
 
-/* Fill HEAP from the blob in the file PATH. Returns 0; -EINVAL for a file
- * that is not a whole, intact blob (said on MESSAGES); -ENOMEM; or -errno
- * when PATH cannot be read. Normal world. */
-int state_reader_load(struct heap_snapshot *heap, const char *path, FILE *messages);
+/* Fill HEAP from the blob in FILE, of which the caller has read HEAD
+ * (LENGTH bytes) already; NAME for messages. Returns 0; -EINVAL for an
+ * input that is not a whole, intact blob (said on MESSAGES); -ENOMEM; or
+ * -errno when FILE cannot be read. Normal world. */
+int state_reader_load(struct heap_snapshot *heap, FILE *file, const void *head, size_t length,
+                      const char *name, FILE *messages);
 
 /* Remove from AFTER every block that lives in BEFORE at the same address
  * with the same size: what is live in the second and not in the first. */

@@ -2,14 +2,13 @@
  * a "# stack" line right after an allocation gives that block its stack.
  * World: normal (an ordinary program). */
 #include "trace_replay.h"
+#include "text_escape.h"
 #include "trace_reader.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define SHOWN_BYTES 80
 
 void trace_replay_init(struct trace_replay *replay, struct heap_snapshot *heap,
                        const char *input_name, FILE *messages)
@@ -37,22 +36,43 @@ static uint32_t line_origin(uint64_t number)
     return number > UINT32_MAX ? UINT32_MAX : (uint32_t)number;
 }
 
+static void write_malformed(struct trace_replay *replay, const char *text, size_t length,
+                            uint64_t number)
+{
+    message_begin(replay);
+    fprintf(replay->messages, "execinfo_ex_leaks: %s:%" PRIu64 ": malformed line skipped: ",
+            replay->input_name, number);
+    text_escape_write(replay->messages, text, length);
+    putc('\n', replay->messages);
+}
+
 static void report_malformed(struct trace_replay *replay, const char *text, size_t length,
                              uint64_t number)
 {
-    char shown[SHOWN_BYTES + 1];
-    size_t count = length < SHOWN_BYTES ? length : SHOWN_BYTES;
+    size_t shown = length < TRACE_REPLAY_SHOWN_BYTES ? length : TRACE_REPLAY_SHOWN_BYTES;
 
     if (++replay->heap->counts.malformed > TRACE_REPLAY_MALFORMED_SHOWN)
         return;
-    for (size_t i = 0; i < count; i++) {
-        unsigned char byte = (unsigned char)text[i];
-        shown[i] = byte < 0x20 || byte == 0x7f ? '?' : (char)byte;
+    if (replay->trace_seen) {
+        write_malformed(replay, text, shown, number);
+        return;
     }
-    shown[count] = '\0';
-    message_begin(replay);
-    fprintf(replay->messages, "execinfo_ex_leaks: %s:%" PRIu64 ": malformed line skipped: %s\n",
-            replay->input_name, number, shown);
+    struct trace_replay_held *held = &replay->held[replay->held_count++];
+    held->number = number;
+    held->length = shown;
+    memcpy(held->text, text, shown);
+}
+
+/* The input is a trace: the malformed lines held back are shown. */
+static void trace_seen(struct trace_replay *replay)
+{
+    if (replay->trace_seen)
+        return;
+    replay->trace_seen = 1;
+    for (size_t i = 0; i < replay->held_count; i++)
+        write_malformed(replay, replay->held[i].text, replay->held[i].length,
+                        replay->held[i].number);
+    replay->held_count = 0;
 }
 
 /* The stack of a block whose only frame is the caller, WHERE. */
@@ -111,9 +131,12 @@ static void replay_free(struct trace_replay *replay, const struct trace_line *li
         return;
     message_begin(replay);
     fprintf(replay->messages, "execinfo_ex_leaks: %s:%" PRIu64 ": %s of 0x%" PRIx64
-            ", which was never allocated%s%.*s\n", replay->input_name, number, what,
-            line->pointer, line->where ? ", at " : "", (int)line->where_length,
-            line->where ? line->where : "");
+            ", which was never allocated", replay->input_name, number, what, line->pointer);
+    if (line->where != NULL) {
+        fputs(", at ", replay->messages);
+        text_escape_write(replay->messages, line->where, line->where_length);
+    }
+    putc('\n', replay->messages);
 }
 
 static int reserve_frame_ids(struct trace_replay *replay, size_t count)
@@ -196,11 +219,17 @@ int trace_replay_line(struct trace_replay *replay, const char *text, size_t leng
         report_malformed(replay, text, length, number);
         return 0;
     }
-    if (line.kind != TRACE_NOTHING && line.kind != TRACE_STACK)
+    if (line.kind != TRACE_NOTHING && line.kind != TRACE_STACK) {
         replay->heap->counts.events++;
+        trace_seen(replay);
+    }
     int status = replay_event(replay, &line, number, follows_allocation);
-    if (status == 1)
+    if (status == 1) {
         report_malformed(replay, text, length, number);
+    } else if (status == 0 && line.kind == TRACE_STACK) {
+        replay->stack_lines++;
+        trace_seen(replay);
+    }
     return status < 0 ? status : 0;
 }
 
@@ -216,9 +245,19 @@ static void report_total(struct trace_replay *replay, uint64_t count, uint64_t s
     fputc('\n', replay->messages);
 }
 
+int trace_replay_is_trace(const struct trace_replay *replay)
+{
+    const struct input_counts *counts = &replay->heap->counts;
+    return counts->events > 0 || replay->stack_lines > 0 || counts->malformed == 0;
+}
+
 void trace_replay_finish(struct trace_replay *replay)
 {
     const struct input_counts *counts = &replay->heap->counts;
+
+    if (!trace_replay_is_trace(replay))
+        return;
+    trace_seen(replay);
 
     report_total(replay, counts->malformed, TRACE_REPLAY_MALFORMED_SHOWN,
                  counts->malformed == 1 ? "malformed line skipped" : "malformed lines skipped");
