@@ -59,8 +59,9 @@ static void warn_dropped(const char *file)
     fd_write_all(STDERR_FILENO, tail, sizeof tail - 1);
 }
 
-__attribute__((visibility("default")))
-void *dlopen(const char *file, int mode)
+/* Where dlopen goes on, with the flag dropped from *MODE if need be. */
+__attribute__((used, visibility("hidden")))
+void *deepbind_route(const char *file, int *mode)
 {
     dlopen_function *next = atomic_load_explicit(&next_dlopen, memory_order_acquire);
     if (next == NULL) {
@@ -69,9 +70,48 @@ void *dlopen(const char *file, int mode)
             return NULL;
         atomic_store_explicit(&next_dlopen, next, memory_order_release);
     }
-    if ((mode & RTLD_DEEPBIND) && heap_ready()) {
+    if ((*mode & RTLD_DEEPBIND) && heap_ready()) {
         warn_dropped(file != NULL ? file : "(null)");
-        mode &= ~RTLD_DEEPBIND;
+        *mode &= ~RTLD_DEEPBIND;
     }
-    return next(file, mode);
+    return (void *)next;
 }
+
+__attribute__((used, visibility("hidden")))
+void *deepbind_unavailable(void)
+{
+    return NULL;
+}
+
+/* dlopen(file, mode): route, then jump, so that the dlopen jumped to (the
+ * core's, then glibc's) sees the caller's return address as its own:
+ * glibc searches a bare name along its caller's RUNPATH and reads $ORIGIN
+ * as its caller's directory. A C call would make it depend on the
+ * compiler turning the last call into a jump (gcc does at -O2 only).
+ * The mode is saved on the stack, where deepbind_route may change it.
+ * x86_64 only, as src/unwind is. */
+__asm__(
+    ".text\n"
+    ".globl dlopen\n"
+    ".type dlopen, @function\n"
+    "dlopen:\n"
+    ".cfi_startproc\n"
+    "    pushq %rdi\n"
+    ".cfi_adjust_cfa_offset 8\n"
+    "    pushq %rsi\n"
+    ".cfi_adjust_cfa_offset 8\n"
+    "    subq $8, %rsp\n"
+    ".cfi_adjust_cfa_offset 8\n"
+    "    leaq 8(%rsp), %rsi\n"
+    "    call deepbind_route\n"
+    "    addq $8, %rsp\n"
+    ".cfi_adjust_cfa_offset -8\n"
+    "    popq %rsi\n"
+    ".cfi_adjust_cfa_offset -8\n"
+    "    popq %rdi\n"
+    ".cfi_adjust_cfa_offset -8\n"
+    "    testq %rax, %rax\n"
+    "    jz deepbind_unavailable\n"
+    "    jmp *%rax\n"
+    ".cfi_endproc\n"
+    ".size dlopen, .-dlopen\n");

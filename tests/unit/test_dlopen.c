@@ -196,6 +196,30 @@ Test(dlopen, caller_runpath_and_origin_are_the_callers, .timeout = 30)
               "%s", result.output);
 }
 
+static void preload_hooks(void *context)
+{
+    (void)context;
+    char library[512];
+    snprintf(library, sizeof library, "%s/libexecinfo_ex_hooks.so", getenv("EXECINFO_EX_BUILD"));
+    setenv("LD_PRELOAD", library, 1);
+}
+
+/* The same through the hooks library's dlopen, preloaded: it drops
+ * RTLD_DEEPBIND and goes on to the core's, and must keep the caller too
+ * (a C wrapper keeps it only where the compiler makes its last call a
+ * jump: it failed at -O1). */
+Test(dlopen, caller_runpath_is_kept_through_the_preloaded_hooks_library, .timeout = 30)
+{
+    static struct child_result result;
+    char program[512];
+    snprintf(program, sizeof program, "%s/dlopen_caller", getenv("EXECINFO_EX_TESTS"));
+    char *argv[] = { program, NULL };
+    run_program(program, argv, preload_hooks, NULL, &result);
+    assert_exited_with(&result, 0);
+    cr_assert(strstr(result.output, "libfixture_plugin.so(fixture_static_helper+0x1)[") != NULL,
+              "%s", result.output);
+}
+
 /* The same with a DT_RPATH, which glibc searches whoever the caller is:
  * our dlopen searches as the program would, so it refreshes at once. */
 Test(dlopen, caller_rpath_is_searched_and_indexed_at_once, .timeout = 30)
