@@ -19,6 +19,7 @@
 #include "heap.h"
 #include "../base/fd_write.h"
 #include "execinfo_ex.h"
+#include "../base/jump_entry.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -86,32 +87,6 @@ void *deepbind_unavailable(void)
 /* dlopen(file, mode): route, then jump, so that the dlopen jumped to (the
  * core's, then glibc's) sees the caller's return address as its own:
  * glibc searches a bare name along its caller's RUNPATH and reads $ORIGIN
- * as its caller's directory. A C call would make it depend on the
- * compiler turning the last call into a jump (gcc does at -O2 only).
- * The mode is saved on the stack, where deepbind_route may change it.
- * x86_64 only, as src/unwind is. */
-__asm__(
-    ".text\n"
-    ".globl dlopen\n"
-    ".type dlopen, @function\n"
-    "dlopen:\n"
-    ".cfi_startproc\n"
-    "    pushq %rdi\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    pushq %rsi\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    subq $8, %rsp\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    leaq 8(%rsp), %rsi\n"
-    "    call deepbind_route\n"
-    "    addq $8, %rsp\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    popq %rsi\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    popq %rdi\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    testq %rax, %rax\n"
-    "    jz deepbind_unavailable\n"
-    "    jmp *%rax\n"
-    ".cfi_endproc\n"
-    ".size dlopen, .-dlopen\n");
+ * as its caller's directory (jump_entry.h). deepbind_route gets the mode
+ * where the entry saved it, 8(%rsp), and may change it there. */
+JUMP_ENTRY(dlopen, "    leaq 8(%rsp), %rsi\n", deepbind_route, deepbind_unavailable);

@@ -18,6 +18,7 @@
  * the next refresh), else to a wrapper that calls libc and refreshes. */
 #define _GNU_SOURCE
 #include "index.h"
+#include "../base/jump_entry.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -30,9 +31,9 @@ typedef void *open_function(const char *, int);
 typedef void *mopen_function(Lmid_t, const char *, int);
 typedef int close_function(void *);
 
-static _Atomic(open_function *) next_open;
-static _Atomic(mopen_function *) next_mopen;
-static _Atomic(close_function *) next_close;
+enum { OPEN, MOPEN, CLOSE, FUNCTIONS };
+
+static _Atomic(void *) next_functions[FUNCTIONS];
 
 /* libc's definition: the default version (GLIBC_2.34 in libc.so.6 since
  * glibc 2.34, where the compatibility GLIBC_2.2.5 one is the same code);
@@ -49,34 +50,31 @@ static void *find_next(const char *name, const char *version)
     return next != NULL ? next : dlsym(RTLD_NEXT, name);
 }
 
-static open_function *find_next_open(void)
+/* libc's dlopen (WHICH OPEN), dlmopen or dlclose, found once. */
+static void *next_function(int which)
 {
-    open_function *next = atomic_load(&next_open);
+    static const char *const names[FUNCTIONS] = { "dlopen", "dlmopen", "dlclose" };
+    void *next = atomic_load(&next_functions[which]);
     if (next == NULL) {
-        next = (open_function *)find_next("dlopen", "GLIBC_2.34");
-        atomic_store(&next_open, next);
+        next = find_next(names[which], "GLIBC_2.34");
+        atomic_store(&next_functions[which], next);
     }
     return next;
+}
+
+static open_function *find_next_open(void)
+{
+    return (open_function *)next_function(OPEN);
 }
 
 static mopen_function *find_next_mopen(void)
 {
-    mopen_function *next = atomic_load(&next_mopen);
-    if (next == NULL) {
-        next = (mopen_function *)find_next("dlmopen", "GLIBC_2.34");
-        atomic_store(&next_mopen, next);
-    }
-    return next;
+    return (mopen_function *)next_function(MOPEN);
 }
 
 static close_function *find_next_close(void)
 {
-    close_function *next = atomic_load(&next_close);
-    if (next == NULL) {
-        next = (close_function *)find_next("dlclose", "GLIBC_2.34");
-        atomic_store(&next_close, next);
-    }
-    return next;
+    return (close_function *)next_function(CLOSE);
 }
 
 /* The directories the loader would search for a name opened from MAP, in
@@ -216,61 +214,13 @@ void *load_watch_unavailable(void)
     return NULL;
 }
 
-/* dlopen(file, mode) and dlmopen(space, file, mode): save the arguments,
- * route, restore them and jump, so that the function jumped to sees the
- * caller's return address as its own. x86_64 only, as src/unwind is. */
-__asm__(
-    ".text\n"
-    ".globl dlopen\n"
-    ".type dlopen, @function\n"
-    "dlopen:\n"
-    ".cfi_startproc\n"
-    "    pushq %rdi\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    pushq %rsi\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    subq $8, %rsp\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    movq 24(%rsp), %rsi\n"
-    "    xorl %edx, %edx\n"
-    "    call load_watch_route\n"
-    "    addq $8, %rsp\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    popq %rsi\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    popq %rdi\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    testq %rax, %rax\n"
-    "    jz load_watch_unavailable\n"
-    "    jmp *%rax\n"
-    ".cfi_endproc\n"
-    ".size dlopen, .-dlopen\n"
-    "\n"
-    ".globl dlmopen\n"
-    ".type dlmopen, @function\n"
-    "dlmopen:\n"
-    ".cfi_startproc\n"
-    "    pushq %rdi\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    pushq %rsi\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    pushq %rdx\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    movq %rsi, %rdi\n"
-    "    movq 24(%rsp), %rsi\n"
-    "    movl $1, %edx\n"
-    "    call load_watch_route\n"
-    "    popq %rdx\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    popq %rsi\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    popq %rdi\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    testq %rax, %rax\n"
-    "    jz load_watch_unavailable\n"
-    "    jmp *%rax\n"
-    ".cfi_endproc\n"
-    ".size dlmopen, .-dlmopen\n");
+/* dlopen(file, mode) and dlmopen(space, file, mode): routed by the file
+ * and the caller's return address, then a jump, so that the function
+ * jumped to sees the caller's return address as its own (jump_entry.h). */
+JUMP_ENTRY(dlopen, "    movq 24(%rsp), %rsi\n    xorl %edx, %edx\n", load_watch_route,
+           load_watch_unavailable);
+JUMP_ENTRY(dlmopen, "    movq %rsi, %rdi\n    movq 24(%rsp), %rsi\n    movl $1, %edx\n",
+           load_watch_route, load_watch_unavailable);
 
 /* An unloaded module must not lend its names to whatever is mapped where
  * it was: the index forgets it as soon as dlclose returns. */

@@ -11,7 +11,8 @@
  * the core's entry still finds the caller's return address where it
  * looks for it. */
 #define _GNU_SOURCE
-#include <execinfo_ex.h>
+#include "../base/jump_entry.h"
+#include "execinfo_ex.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -58,31 +59,9 @@ void *load_watch_forward_unavailable(void)
     return NULL;
 }
 
-__asm__(
-    ".text\n"
-    ".globl dlmopen\n"
-    ".type dlmopen, @function\n"
-    "dlmopen:\n"
-    ".cfi_startproc\n"
-    "    pushq %rdi\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    pushq %rsi\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    pushq %rdx\n"
-    ".cfi_adjust_cfa_offset 8\n"
-    "    xorl %edi, %edi\n"
-    "    call load_watch_core_function\n"
-    "    popq %rdx\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    popq %rsi\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    popq %rdi\n"
-    ".cfi_adjust_cfa_offset -8\n"
-    "    testq %rax, %rax\n"
-    "    jz load_watch_forward_unavailable\n"
-    "    jmp *%rax\n"
-    ".cfi_endproc\n"
-    ".size dlmopen, .-dlmopen\n");
+/* dlmopen goes on to the core's (jump_entry.h), so that its entry still
+ * finds the caller's return address where it looks for it. */
+JUMP_ENTRY(dlmopen, "    movl $1, %edi\n", load_watch_core_function, load_watch_forward_unavailable);
 
 __attribute__((visibility("default")))
 int dlclose(void *handle)
