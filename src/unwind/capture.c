@@ -34,21 +34,18 @@ static int walk_from_here(void **buffer, unsigned char *exact, int size, int ski
     stack_walk_begin(&walk, pc, sp, fp);
     walk_memo_begin(&pass, memo);
     while (count < size) {
-        /* The next frames: a run of those the memo predicts, or one step. */
-        int fresh = memo != NULL ? walk_memo_replay_run(&pass, &walk, buffer + count,
-                                                        size - count)
-                                 : 0;
-        int stepped_exact = 0;
-        if (fresh == 0 && memo == NULL) {
+        /* The next frames: with a memo, a run of those it predicts, or one
+         * step; without, one step. */
+        int fresh, stepped_exact = 0;
+        if (memo != NULL) {
+            fresh = walk_memo_next(&pass, &walk, buffer + count, size - count);
+            if (fresh == 0)
+                break;
+        } else {
             if (stack_walk_step(&walk) <= 0)
                 break;
             buffer[count] = (void *)walk.registers[CFI_RETURN_ADDRESS];
             stepped_exact = walk.pc_is_exact;
-            fresh = 1;
-        } else if (fresh == 0) {
-            if (walk_memo_step(&pass, &walk, &pc) <= 0)
-                break;
-            buffer[count] = (void *)pc;
             fresh = 1;
         }
         /* Keep those past the skipped ones, packed down in place. */
