@@ -169,6 +169,11 @@ $(HEAP_BENCH_DIR)/heap_bench: bench/heap/heap_bench.c bench/timing.h bench/bench
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $(HEAP_BENCH_DEFINES) $< -o $@
 
+# The per-call budget (bench/heap/budget.sh): instructions per malloc and
+# per free by part, under callgrind; not part of `make bench`.
+bench-budget: $(HEAP_BENCH_DIR)/pool $(BUILD)/libexecinfo_ex_hooks.so
+	BUILD=$(BUILD) sh bench/heap/budget.sh
+
 $(HEAP_BENCH_DIR)/pool: bench/heap/pool.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@
