@@ -171,6 +171,7 @@ $(HEAP_BENCH_DIR)/heap_bench: bench/heap/heap_bench.c bench/timing.h bench/bench
 
 # The per-call budget (bench/heap/budget.sh): instructions per malloc and
 # per free by part, under callgrind; not part of `make bench`.
+.PHONY: bench-budget
 bench-budget: $(HEAP_BENCH_DIR)/pool $(BUILD)/libexecinfo_ex_hooks.so
 	BUILD=$(BUILD) sh bench/heap/budget.sh
 
