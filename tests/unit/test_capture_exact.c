@@ -319,12 +319,16 @@ Test(capture_exact, random_paths)
 
 /* The leaf jumps out to a shallower level, which captures (on stack the
  * deep path's frames held) and sets out on a new path. */
+static long jumps;
+
 static void jump_at_leaf(struct path_context *context, int depth)
 {
     (void)depth;
     capture_here(context);
-    if (context->jump != NULL)
+    if (context->jump != NULL) {
+        jumps++;
         longjmp(*context->jump, 1);
+    }
 }
 
 __attribute__((noinline)) static void level_setjmp(struct path_context *context, int depth)
@@ -367,6 +371,8 @@ Test(capture_exact, longjmp_out_of_a_deep_path)
     context.at_leaf = jump_at_leaf;
     while (atomic_load(&tally.compared) < 4000)
         jump_path(&context, (int)pick(&context, 10));
+    cr_log_info("capture exactness, longjmp: %ld jumps out of a path", jumps);
+    cr_assert_gt(jumps, 100);
     report("longjmp out of a deep path", &tally);
 }
 
@@ -378,6 +384,7 @@ static ucontext_t main_context, fiber_context[2];
 static struct path_context fiber_path[2];
 static int fiber_done[2];
 static int current_fiber;
+static long switches;
 
 /* At a leaf, now and then: switch to the other stack, from deep inside
  * this one; the capture after the switch back uses the memo the other
@@ -390,6 +397,7 @@ static void swap_at_leaf(struct path_context *context, int depth)
         int self = current_fiber, other = !self;
         if (!fiber_done[other]) {
             current_fiber = other;
+            switches++;
             swapcontext(&fiber_context[self], &fiber_context[other]);
             current_fiber = self;
         }
@@ -438,6 +446,8 @@ Test(capture_exact, swapcontext_between_two_stacks)
     for (int i = 0; i < 200; i++)
         random_path(&context);
     cr_assert(fiber_done[0] && fiber_done[1]);
+    cr_log_info("capture exactness, swapcontext: %ld switches from deep inside a path", switches);
+    cr_assert_gt(switches, 100);
     report("swapcontext between two stacks", &tally);
 }
 
