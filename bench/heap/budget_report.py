@@ -95,6 +95,7 @@ def parse(path):
                     entry[0] += pending[1]
                     entry[1] += cost
                     pending = None
+                    call_ob = current_ob  # a cob= names one call's object only
                 elif current is not None:
                     self_cost[current] += cost
                 continue
@@ -141,6 +142,16 @@ def main():
     def is_entry(context, entry):
         return context[1].split("'")[0] == entry and hooks_object in (context[0] or "")
 
+    # glibc's malloc and free have the entry points' names: in a chain, the
+    # entry point is the one whose caller is not the hooks library's own.
+    hooks_functions = {c[1].split("'")[0] for c in contexts if hooks_object in (c[0] or "")}
+
+    def entry_depth(chain, entry):
+        for i in range(1, len(chain)):
+            if chain[i] == entry and (i + 1 == len(chain) or chain[i + 1] not in hooks_functions):
+                return i
+        return None
+
     for entry in ENTRIES:
         entry_contexts = [c for c in contexts if is_entry(c, entry)]
         count = sum(called[c] for c in entry_contexts)
@@ -152,9 +163,9 @@ def main():
         functions = collections.defaultdict(lambda: [0, 0])
         for context in contexts:
             chain = context[1].split("'")
-            if entry not in chain[1:]:
+            depth = entry_depth(chain, entry)
+            if depth is None:
                 continue
-            depth = chain.index(entry, 1)
             # The hooks' entry point, not glibc's function of the same name.
             if chain[0] in FUNCTIONS and (chain[0] not in ENTRIES or depth > 0):
                 functions[chain[0]][0] += called[context]
