@@ -34,6 +34,10 @@ $(BUILD)/tests/cxx_throw.so: tests/fixtures/cxx_throw.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) -O1 -g -fPIC -shared $< -o $@
 
+# It dlopens that fixture; libstdc++ is loaded at start all the same, as
+# ASan's __cxa_throw interceptor needs (test-asan: a CHECK failure otherwise).
+$(BUILD)/tests/test_capture_exact: TEST_LIBS += -lstdc++
+
 $(BUILD)/tests/fixture_ctor_lib.so: tests/fixtures/fixture_ctor_lib.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fPIC -shared $< -o $@
