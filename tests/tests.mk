@@ -36,7 +36,7 @@ $(BUILD)/tests/cxx_throw.so: tests/fixtures/cxx_throw.cpp
 
 # It dlopens that fixture; libstdc++ is loaded at start all the same, as
 # ASan's __cxa_throw interceptor needs (test-asan: a CHECK failure otherwise).
-$(BUILD)/tests/test_capture_exact: TEST_LIBS += -lstdc++
+$(BUILD)/tests/test_capture_exact: TEST_LIBS += -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state
 
 $(BUILD)/tests/fixture_ctor_lib.so: tests/fixtures/fixture_ctor_lib.c
 	@mkdir -p $(dir $@)
