@@ -15,38 +15,30 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Registers of this very instruction: the walk starts inside this
- * function, whose frame and whose caller's (backtrace) are then skipped,
- * then SKIP more, then any in [LOW, HIGH) until one is outside it. EXACT,
- * if not NULL, gets 1 for each frame that is an interrupted instruction
- * (the one after a signal frame) rather than a return address; only
- * without a MEMO, whose replayed frames are return addresses anyway. */
-__attribute__((noinline))
-static int walk_from_here(void **buffer, unsigned char *exact, int size, int skip,
-                          uintptr_t low, uintptr_t high, struct backtrace_memo *memo)
+/* The frames of WALK, SKIP first dropped, then any in [LOW, HIGH) until
+ * one is outside it. EXACT, if not NULL, gets 1 for each frame that is an
+ * interrupted instruction (the one after a signal frame) rather than a
+ * return address; only without a MEMO, which gives them all at once. */
+static int collect(struct stack_walk *walk, void **buffer, unsigned char *exact, int size,
+                   int skip, uintptr_t low, uintptr_t high, struct backtrace_memo *memo)
 {
-    struct stack_walk walk;
     struct memo_pass pass;
-    uintptr_t pc, sp, fp;
     int count = 0;
 
-    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-                     : "=r"(pc), "=r"(sp), "=r"(fp));
-    stack_walk_begin(&walk, pc, sp, fp);
     walk_memo_begin(&pass, memo);
     while (count < size) {
-        /* The next frames: with a memo, a run of those it predicts, or one
+        /* The next frames: with a memo, a run of those it knows, or one
          * step; without, one step. */
         int fresh, stepped_exact = 0;
         if (memo != NULL) {
-            fresh = walk_memo_next(&pass, &walk, buffer + count, size - count);
+            fresh = walk_memo_next(&pass, walk, buffer + count, size - count);
             if (fresh == 0)
                 break;
         } else {
-            if (stack_walk_step(&walk) <= 0)
+            if (stack_walk_step(walk) <= 0)
                 break;
-            buffer[count] = (void *)walk.registers[CFI_RETURN_ADDRESS];
-            stepped_exact = walk.pc_is_exact;
+            buffer[count] = (void *)walk->registers[CFI_RETURN_ADDRESS];
+            stepped_exact = walk->pc_is_exact;
             fresh = 1;
         }
         /* Past the first frame kept, every frame is kept where it was
@@ -73,6 +65,30 @@ static int walk_from_here(void **buffer, unsigned char *exact, int size, int ski
         }
     }
     walk_memo_end(&pass);
+    return count;
+}
+
+/* Registers of this very instruction: the walk starts inside this
+ * function, whose frame and whose caller's (backtrace) are then skipped,
+ * then SKIP more (collect). A walk that cached rules cut short is walked
+ * again from the CFI alone, from the same registers: this frame is still
+ * there. */
+__attribute__((noinline))
+static int walk_from_here(void **buffer, unsigned char *exact, int size, int skip,
+                          uintptr_t low, uintptr_t high, struct backtrace_memo *memo)
+{
+    struct stack_walk walk;
+    uintptr_t pc, sp, fp;
+
+    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+                     : "=r"(pc), "=r"(sp), "=r"(fp));
+    stack_walk_begin(&walk, pc, sp, fp);
+    int count = collect(&walk, buffer, exact, size, skip, low, high, memo);
+    if (walk.needs_full_walk) {
+        stack_walk_begin(&walk, pc, sp, fp);
+        walk.no_cache = 1;
+        count = collect(&walk, buffer, exact, size, skip, low, high, memo);
+    }
     return count;
 }
 
@@ -140,15 +156,22 @@ int capture_ucontext_kinds(void **buffer, unsigned char *exact, int size, const 
 
     if (size <= 0 || buffer == NULL || ucontext == NULL)
         return 0;
-    stack_walk_begin_ucontext(&walk, ucontext);
     /* Frame 0 is the interrupted pc even when it is 0 or 1 (a call
      * through a NULL pointer): the walk then recovers the caller from the
-     * return address the call left at the stack pointer. */
-    do {
-        if (exact != NULL)
-            exact[count] = (unsigned char)walk.pc_is_exact;
-        buffer[count++] = (void *)walk.registers[CFI_RETURN_ADDRESS];
-    } while (count < size && stack_walk_step(&walk) > 0);
+     * return address the call left at the stack pointer. A walk that
+     * cached rules cut short is walked again from the CFI alone. */
+    for (int no_cache = 0; no_cache < 2; no_cache++) {
+        stack_walk_begin_ucontext(&walk, ucontext);
+        walk.no_cache = no_cache;
+        count = 0;
+        do {
+            if (exact != NULL)
+                exact[count] = (unsigned char)walk.pc_is_exact;
+            buffer[count++] = (void *)walk.registers[CFI_RETURN_ADDRESS];
+        } while (count < size && stack_walk_step(&walk) > 0);
+        if (!walk.needs_full_walk)
+            break;
+    }
     errno = saved_errno;
     return count;
 }

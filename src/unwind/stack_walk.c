@@ -40,6 +40,9 @@ static void begin_common(struct stack_walk *walk)
     walk->initial_sp = sp;
     walk->crossed_sp = 0;
     walk->steps = 0;
+    walk->no_cache = 0;
+    walk->cached_steps = 0;
+    walk->needs_full_walk = 0;
     walk->last_step_simple = 0;
     /* The mapping we stand in is there; the other one may be gone (a freed
      * alternate stack): it is checked before its first use. */
@@ -245,6 +248,7 @@ static int step_with_rule(struct stack_walk *walk, const struct simple_rule *rul
     walk->registers[CFI_RBP] = rbp;
     walk->known = 1u << PC | 1u << CFI_RSP | (rbp_known ? 1u << CFI_RBP : 0);
     walk->pc_is_exact = 0;
+    walk->cached_steps++;
     note_step(walk, rule);
     return 1;
 }
@@ -255,8 +259,10 @@ static int step_with_frame(struct stack_walk *walk, uintptr_t lookup_pc,
     uintptr_t cfa, next[CFI_REGISTER_COUNT];
     uint32_t known = 0;
 
-    if (compute_cfa(walk, frame, &cfa) < 0)
+    if (compute_cfa(walk, frame, &cfa) < 0) {
+        walk->needs_full_walk = walk->cached_steps > 0;
         return 0;
+    }
     for (int r = 0; r < CFI_REGISTER_COUNT; r++) {
         int got = recover(walk, frame, &frame->rules[r], r, cfa, &next[r]);
         if (got < 0 && (r == PC || r == CFI_RSP))
@@ -319,7 +325,7 @@ static int step_once(struct stack_walk *walk)
      * its rules are those of the call, one byte before. */
     uintptr_t lookup_pc = walk->pc_is_exact ? pc : pc - 1;
 
-    if (rule_cache_find(lookup_pc, &rule))
+    if (!walk->no_cache && rule_cache_find(lookup_pc, &rule))
         return step_with_rule(walk, &rule);
     unsigned generation = rule_cache_generation();
     if (cfi_find_frame(lookup_pc, &frame) < 0)

@@ -23,6 +23,15 @@ struct stack_walk {
     uintptr_t initial_sp;  /* the stack the walk started on */
     uintptr_t crossed_sp;  /* the stack a signal frame led to, or 0 */
     int steps;             /* taken so far */
+    /* A step with a cached rule (the shared rule cache, a walk memo)
+     * knows rsp and rbp after it, not the registers the frame saved: a
+     * later frame whose CFA is one of those (glibc's lazy-binding
+     * trampoline keeps it in rbx) cannot be stepped then, where a walk
+     * from the CFI alone can. Such a walk says so (needs_full_walk), and
+     * its caller walks again with no_cache. */
+    int no_cache;
+    int cached_steps;
+    int needs_full_walk;
     /* The rule of the last step, when it had the simple shape, for a walk
      * memo (walk_memo.c) to use again. */
     int last_step_simple;

@@ -28,16 +28,19 @@
 #define PC CFI_RETURN_ADDRESS
 #define RULE_RBP_BASED 1u         /* the CFA is rbp + offset, else rsp + offset */
 #define RULE_RBP_SAVED 2u
+#define RULE_OUTERMOST 4u         /* the walk ends here (its return address is undefined) */
 /* An exact pc's key: no x86_64 user address has the top bit. */
 #define EXACT_KEY ((uintptr_t)1 << 63)
 
-/* The rule of one frame: a return address, or an exact pc | EXACT_KEY. */
+/* The rule of one frame: a return address, or an exact pc | EXACT_KEY.
+ * The return address is at a small offset from the CFA on x86_64 (-8);
+ * rbp may be saved further down. */
 struct memo_rule {
     uintptr_t key;               /* 0: empty */
     int32_t cfa_offset;
-    int8_t ra_offset, rbp_offset;
+    int16_t rbp_offset;
+    int8_t ra_offset;
     uint8_t flags;
-    uint8_t unused;
 };
 
 /* 256 slots of 16 bytes, the first of which holds the header instead of
@@ -84,23 +87,20 @@ void walk_memo_begin(struct memo_pass *pass, struct backtrace_memo *memo)
     }
 }
 
-static int fits_8(int32_t value)
-{
-    return value >= INT8_MIN && value <= INT8_MAX;
-}
-
-/* Keep RULE, which stepped out of the frame of KEY. */
+/* Keep RULE, which stepped out of the frame of KEY (or ended the walk
+ * there: RULE's outermost). */
 static void remember(struct memo_layout *layout, uintptr_t key, const struct simple_rule *rule)
 {
-    if (rule->outermost || !fits_8(rule->ra_offset) || !fits_8(rule->rbp_offset))
+    if (rule->ra_offset < INT8_MIN || rule->ra_offset > INT8_MAX ||
+        rule->rbp_offset < INT16_MIN || rule->rbp_offset > INT16_MAX)
         return;
     struct memo_rule *slot = slot_for(layout, key);
     slot->key = key;
     slot->cfa_offset = rule->cfa_offset;
     slot->ra_offset = (int8_t)rule->ra_offset;
-    slot->rbp_offset = (int8_t)rule->rbp_offset;
+    slot->rbp_offset = (int16_t)rule->rbp_offset;
     slot->flags = (rule->cfa_register == CFI_RBP ? RULE_RBP_BASED : 0) |
-                  (rule->rbp_saved ? RULE_RBP_SAVED : 0);
+                  (rule->rbp_saved ? RULE_RBP_SAVED : 0) | (rule->outermost ? RULE_OUTERMOST : 0);
 }
 
 /* stack_walk_read_fast with the stack's bounds in locals (the stores of
@@ -116,8 +116,10 @@ static inline int read_word(struct stack_walk *walk, uintptr_t low, uintptr_t la
 }
 
 /* Step through the frames whose rules the memo has, with the registers in
- * locals: the hot path of a capture. Returns how many pcs it stored. */
-static int run_known(struct memo_layout *layout, struct stack_walk *walk, void **buffer, int size)
+ * locals: the hot path of a capture. Returns how many pcs it stored; sets
+ * *ENDED when the frame it stopped at is the outermost one. */
+static int run_known(struct memo_layout *layout, struct stack_walk *walk, void **buffer, int size,
+                     int *ended)
 {
     /* [low, last]: where a word may be read at once; empty if the stack's
      * mapping is not known yet. */
@@ -139,6 +141,10 @@ static int run_known(struct memo_layout *layout, struct stack_walk *walk, void *
         int rbp_based = rule->flags & RULE_RBP_BASED;
         if (rule->key != key || (rbp_based && !rbp_known))
             break;
+        if (rule->flags & RULE_OUTERMOST) {
+            *ended = 1;
+            break;
+        }
         uintptr_t cfa = (rbp_based ? rbp : sp) + (uintptr_t)(intptr_t)rule->cfa_offset;
         uintptr_t next_pc, next_rbp = rbp;
         if (read_word(walk, low, last, cfa + (uintptr_t)(intptr_t)rule->ra_offset, &next_pc) < 0 ||
@@ -160,21 +166,31 @@ static int run_known(struct memo_layout *layout, struct stack_walk *walk, void *
         walk->known = 1u << PC | 1u << CFI_RSP | (rbp_known ? 1u << CFI_RBP : 0);
         walk->pc_is_exact = 0;
         walk->steps += stored;
+        walk->cached_steps += stored;
     }
     return stored;
 }
 
 int walk_memo_next(struct memo_pass *pass, struct stack_walk *walk, void **buffer, int size)
 {
-    struct memo_layout *layout = pass->memo;
+    struct memo_layout *layout = walk->no_cache ? NULL : pass->memo;
     if (layout != NULL) {
-        int stored = run_known(layout, walk, buffer, size);
-        if (stored > 0)
+        int ended = 0;
+        int stored = run_known(layout, walk, buffer, size, &ended);
+        if (stored > 0 || ended)
             return stored;
     }
-    uintptr_t from = walk->pc_is_exact ? walk->registers[PC] | EXACT_KEY : walk->registers[PC];
-    if (stack_walk_step(walk) <= 0)
+    int exact = walk->pc_is_exact;
+    uintptr_t from = exact ? walk->registers[PC] | EXACT_KEY : walk->registers[PC];
+    if (stack_walk_step(walk) <= 0) {
+        /* The end of the stack (_start, a thread's start): known next time
+         * without a step, if the shared cache says it is the outermost. */
+        struct simple_rule rule;
+        if (layout != NULL && rule_cache_find(exact ? from & ~EXACT_KEY : from - 1, &rule) &&
+            rule.outermost)
+            remember(layout, from, &rule);
         return 0;
+    }
     if (layout != NULL && walk->last_step_simple)
         remember(layout, from, &walk->last_rule);
     buffer[0] = (void *)walk->registers[PC];

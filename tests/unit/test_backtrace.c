@@ -238,6 +238,71 @@ Test(backtrace, memo_gives_the_same_traces_through_a_signal_frame)
     }
 }
 
+/* A frame whose CFA is kept in rbx, as glibc's lazy-binding trampoline
+ * keeps it: reached through a callee that saves rbx, it can be stepped
+ * only with the rbx that callee saved, which a step with a cached rule
+ * does not read. The walk must go on through it every time, not only
+ * while the callee's rule is not cached yet. */
+void rbx_frame(void (*callee)(void));
+__asm__(".text\n"
+        ".type rbx_frame, @function\n"
+        "rbx_frame:\n"
+        ".cfi_startproc\n"
+        "    pushq %rbx\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        ".cfi_offset rbx, -16\n"
+        "    movq %rsp, %rbx\n"
+        ".cfi_def_cfa_register rbx\n"
+        "    andq $-64, %rsp\n"
+        "    call *%rdi\n"
+        "    movq %rbx, %rsp\n"
+        ".cfi_def_cfa_register rsp\n"
+        "    popq %rbx\n"
+        ".cfi_adjust_cfa_offset -8\n"
+        ".cfi_restore rbx\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size rbx_frame, .-rbx_frame\n");
+
+static void *rbx_plain[64], *rbx_memo[64];
+static int rbx_plain_count, rbx_memo_count;
+
+__attribute__((noinline)) static void saves_rbx_then_captures(void)
+{
+    __asm__ volatile("xor %%ebx, %%ebx" ::: "rbx", "memory"); /* rbx saved, then changed */
+    rbx_plain_count = backtrace(rbx_plain, 64);
+    rbx_memo_count = backtrace_skip_range(rbx_memo, 64, NULL, NULL, &memo);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void call_through_rbx_frame(void)
+{
+    rbx_frame(saves_rbx_then_captures);
+    __asm__ volatile("" ::: "memory");
+}
+
+Test(backtrace, a_frame_with_its_cfa_in_rbx_is_walked_every_time)
+{
+    void *first[64];
+    int first_count = 0;
+    for (int round = 0; round < 3; round++) {
+        call_through_rbx_frame();
+        if (round == 0) {
+            first_count = rbx_plain_count;
+            memcpy(first, rbx_plain, sizeof first);
+        }
+        cr_assert_eq(rbx_plain_count, first_count, "round %d: %d frames, %d the first time",
+                     round, rbx_plain_count, first_count);
+        cr_assert_eq(rbx_memo_count, rbx_plain_count, "round %d, with the memo", round);
+        for (int i = 1; i < first_count; i++) {
+            cr_assert_eq(rbx_plain[i], first[i], "round %d, frame %d", round, i);
+            cr_assert_eq(rbx_memo[i], rbx_plain[i], "round %d, frame %d, with the memo", round, i);
+        }
+    }
+    /* Past the rbx frame: its caller, then this test. */
+    cr_assert(address_in(first[2], (void *)call_through_rbx_frame, 64), "frame 2 is %p", first[2]);
+}
+
 Test(backtrace, size_zero_or_negative_stores_nothing)
 {
     void *buffer[4] = { (void *)1, (void *)1, (void *)1, (void *)1 };
