@@ -17,9 +17,10 @@
 static stack_id stack_of(uintptr_t user) { return (stack_id)(user * 2654435761u) | 1; }
 static size_t size_of(uintptr_t user) { return 16 + (user >> 4) % 7 * 16; }
 
-static void evict_nothing(const struct quarantined *block, void *context)
+static void evict_nothing(const struct quarantined *blocks, size_t count, void *context)
 {
-    (void)block;
+    (void)blocks;
+    (void)count;
     (void)context;
 }
 
