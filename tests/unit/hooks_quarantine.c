@@ -7,7 +7,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "support.h"
 
@@ -92,4 +94,114 @@ Test(quarantine, every_entry_of_a_full_quarantine_is_found, .timeout = 60)
         cr_assert(quarantine_find(user, &entry), "entry %zu", (size_t)i);
         cr_assert_eq(entry.free_stack, stack_of(user));
     }
+}
+
+/* ---- the per-thread batches in front of the ring ---- */
+
+static size_t evicted_count;
+
+static void evict_counting(const struct quarantined *blocks, size_t count, void *context)
+{
+    (void)blocks;
+    (void)context;
+    evicted_count += count;
+}
+
+static size_t ring_blocks(void)
+{
+    struct quarantine_stats stats;
+    quarantine_stats(&stats);
+    return stats.blocks;
+}
+
+/* A batched block is found at once, before its batch reaches the ring,
+ * and after; the ring gets the batch when it is full. */
+Test(quarantine, a_batched_block_is_found_before_and_after_its_batch_moves, .timeout = 60)
+{
+    cr_assert_eq(quarantine_init((size_t)1 << 20), 0);
+    for (uintptr_t i = 0; i < QUARANTINE_BATCH_BLOCKS - 1; i++) {
+        uintptr_t user = 0x20000000 + 16 * i;
+        struct quarantined block = { user, 16, stack_of(user) }, entry;
+        quarantine_push_batched(&block, evict_counting, NULL);
+        cr_assert(quarantine_find(user, &entry), "batched entry %zu", (size_t)i);
+        cr_assert_eq(entry.free_stack, stack_of(user));
+    }
+    cr_assert_eq(ring_blocks(), 0, "the batch is not full yet");
+    uintptr_t last = 0x20000000 + 16 * (QUARANTINE_BATCH_BLOCKS - 1);
+    struct quarantined block = { last, 16, stack_of(last) }, entry;
+    quarantine_push_batched(&block, evict_counting, NULL);
+    cr_assert_eq(ring_blocks(), QUARANTINE_BATCH_BLOCKS, "a full batch goes to the ring");
+    for (uintptr_t i = 0; i < QUARANTINE_BATCH_BLOCKS; i++) {
+        uintptr_t user = 0x20000000 + 16 * i;
+        cr_assert(quarantine_find(user, &entry), "entry %zu in the ring", (size_t)i);
+        cr_assert_eq(entry.free_stack, stack_of(user));
+    }
+    cr_assert_eq(evicted_count, 0);
+}
+
+#define FEW 3
+
+static void *push_few_batched(void *base_pointer)
+{
+    uintptr_t base = (uintptr_t)base_pointer;
+    for (uintptr_t i = 0; i < FEW; i++) {
+        struct quarantined block = { base + 16 * i, 16, stack_of(base + 16 * i) };
+        quarantine_push_batched(&block, evict_counting, NULL);
+    }
+    return NULL;
+}
+
+Test(quarantine, a_threads_batch_goes_to_the_ring_when_it_exits, .timeout = 60)
+{
+    cr_assert_eq(quarantine_init((size_t)1 << 20), 0);
+    pthread_t thread;
+    cr_assert_eq(pthread_create(&thread, NULL, push_few_batched, (void *)(uintptr_t)0x30000000), 0);
+    cr_assert_eq(pthread_join(thread, NULL), 0);
+    cr_assert_eq(ring_blocks(), FEW);
+    struct quarantined entry;
+    for (uintptr_t i = 0; i < FEW; i++)
+        cr_assert(quarantine_find(0x30000000 + 16 * i, &entry));
+}
+
+static pthread_barrier_t pushed, forked;
+
+static void *push_few_then_wait(void *base_pointer)
+{
+    push_few_batched(base_pointer);
+    pthread_barrier_wait(&pushed);
+    pthread_barrier_wait(&forked);
+    return NULL;
+}
+
+/* In the child the pushing thread is gone: its batch and the forking
+ * thread's own go to the ring. */
+Test(quarantine, a_fork_child_moves_every_batch_to_the_ring, .timeout = 60)
+{
+    cr_assert_eq(quarantine_init((size_t)1 << 20), 0);
+    pthread_barrier_init(&pushed, NULL, 2);
+    pthread_barrier_init(&forked, NULL, 2);
+    pthread_t thread;
+    cr_assert_eq(pthread_create(&thread, NULL, push_few_then_wait, (void *)(uintptr_t)0x40000000), 0);
+    pthread_barrier_wait(&pushed);
+    push_few_batched((void *)(uintptr_t)0x50000000);
+    cr_assert_eq(ring_blocks(), 0);
+    quarantine_lock(); /* as heap_state.c's fork handlers do */
+    pid_t child = fork();
+    quarantine_unlock();
+    if (child == 0) {
+        quarantine_after_fork_in_child();
+        struct quarantined entry;
+        int found = 0;
+        for (uintptr_t i = 0; i < FEW; i++)
+            found += quarantine_find(0x40000000 + 16 * i, &entry) +
+                     quarantine_find(0x50000000 + 16 * i, &entry);
+        _exit(ring_blocks() == 2 * FEW && found == 2 * FEW ? 0 : 1);
+    }
+    cr_assert_geq(child, 0);
+    int status;
+    cr_assert_eq(waitpid(child, &status, 0), child);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    cr_assert_eq(ring_blocks(), 0, "the parent's batches stay where they are");
+    pthread_barrier_wait(&forked);
+    pthread_join(thread, NULL);
 }
