@@ -1,6 +1,7 @@
 /* quarantine.c: a ring of freed blocks under one mutex, with a hash index
  * that a lock-free reader can follow.
- * World: push normal (mutex); find signal-safe (lock-free reads).
+ * World: push normal (mutex, a thread-specific key); find signal-safe
+ * (lock-free reads).
  *
  * Hand-written because it runs inside free(): no malloc. The ring lives in
  * its own mapping (MAP_NORESERVE, committed as it fills), sized for the
@@ -15,7 +16,13 @@
  * the sequence was even and the same before and after the copy. So a
  * block is never paired with the free stack of the block that took its
  * slot meanwhile, and the crash handler's lookup follows one short chain
- * instead of scanning up to a quarter of a million entries. */
+ * instead of scanning up to a quarter of a million entries.
+ *
+ * In front of the ring, each thread has a batch of its own (static
+ * storage, seqlock entries like the ring's): a free takes the mutex once
+ * per batch, not once per block. A lookup reads the ring, the batches,
+ * then the ring again, since a flush puts a block into the ring before it
+ * empties its entry. */
 #include "quarantine.h"
 
 #include <errno.h>
