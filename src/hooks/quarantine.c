@@ -115,11 +115,12 @@ static void unlink_slot(size_t index, uintptr_t user)
     }
 }
 
-/* Under the lock: take the oldest entries until within bounds. */
-static size_t take_overflow(struct quarantined *out)
+/* Under the lock: take the oldest entries until within bounds, at most
+ * ROOM of them. */
+static size_t take_overflow(struct quarantined *out, size_t room)
 {
     size_t taken = 0;
-    while (count > 0 && taken < EVICT_BATCH &&
+    while (count > 0 && taken < room &&
            (atomic_load_explicit(&bytes, memory_order_relaxed) > max_bytes || count == capacity)) {
         struct slot *slot = &ring[head];
         struct quarantined *block = &out[taken++];
@@ -184,7 +185,7 @@ static size_t room_for_one(struct quarantined *batch, size_t taken, quarantine_e
                            void *context)
 {
     while (count == capacity) {
-        taken += take_overflow(batch + taken);
+        taken += take_overflow(batch + taken, EVICT_BATCH - taken);
         if (taken == EVICT_BATCH) {
             pthread_mutex_unlock(&lock);
             evict_all(batch, taken, evict, context);
@@ -200,7 +201,7 @@ static size_t back_within_bound(struct quarantined *batch, size_t taken,
                                 quarantine_evict *evict, void *context)
 {
     for (;;) {
-        taken += take_overflow(batch + taken);
+        taken += take_overflow(batch + taken, EVICT_BATCH - taken);
         if (taken < EVICT_BATCH ||
             !(atomic_load_explicit(&bytes, memory_order_relaxed) > max_bytes))
             return taken;

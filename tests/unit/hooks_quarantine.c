@@ -205,3 +205,50 @@ Test(quarantine, a_fork_child_moves_every_batch_to_the_ring, .timeout = 60)
     pthread_barrier_wait(&forked);
     pthread_join(thread, NULL);
 }
+
+static size_t evicted_most, evicted_total;
+
+static void evict_measuring(const struct quarantined *blocks, size_t count, void *context)
+{
+    (void)context;
+    for (size_t i = 0; i < count; i++)
+        cr_assert_neq(blocks[i].user, 0);
+    if (count > evicted_most)
+        evicted_most = count;
+    evicted_total += count;
+}
+
+/* A ring full by count (blocks of size 0) when a batch comes whose second
+ * block puts it far over the bound in bytes: the flush evicts hundreds of
+ * blocks, never more than QUARANTINE_EVICT_MAX at once (the evict
+ * function's array), and loses none. */
+Test(quarantine, a_flush_far_over_the_bound_evicts_in_bounded_batches, .timeout = 60)
+{
+    size_t bound = (size_t)1 << 20, entries = bound / 16 + 1, pushed = 0;
+    cr_assert_eq(quarantine_init(bound), 0);
+    /* Just under the bound in bytes, then zero-size blocks up to one
+     * entry short of full. */
+    for (uintptr_t i = 0; i < bound / 16 - 1; i++, pushed++) {
+        struct quarantined block = { 0x60000000 + 16 * i, 16, 1 };
+        quarantine_push(&block, evict_measuring, NULL);
+    }
+    for (uintptr_t i = 0; pushed < entries - 1; i++, pushed++) {
+        struct quarantined block = { 0x70000000 + 16 * i, 0, 1 };
+        quarantine_push(&block, evict_measuring, NULL);
+    }
+    cr_assert_eq(evicted_total, 0);
+    /* The batch: an empty block (the ring is then full by count), a big
+     * one (an eviction first; then far over the bound), empty ones until
+     * the batch is full. */
+    for (uintptr_t i = 0; i < QUARANTINE_BATCH_BLOCKS; i++, pushed++) {
+        struct quarantined block = { 0x80000000 + 16 * i, i == 1 ? bound / 64 - 16 : 0, 1 };
+        quarantine_push_batched(&block, evict_measuring, NULL);
+    }
+    cr_assert_gt(evicted_total, QUARANTINE_EVICT_MAX, "%zu evicted", evicted_total);
+    cr_assert_leq(evicted_most, QUARANTINE_EVICT_MAX);
+    struct quarantine_stats stats;
+    quarantine_stats(&stats);
+    cr_assert_leq(stats.bytes, bound);
+    cr_assert_eq(stats.blocks + evicted_total, pushed, "%zu in the ring, %zu evicted, %zu pushed",
+                 stats.blocks, evicted_total, pushed);
+}
