@@ -237,8 +237,8 @@ void quarantine_push(const struct quarantined *block, quarantine_evict *evict, v
  * seqlock, as they do a ring slot. A block is always in its batch or in
  * the ring: flushing puts it into the ring before its entry is emptied.
  * Static storage, so that a reader never meets memory given back. */
-struct batch {
-    _Atomic int owned;
+struct batch {                     /* on lines of its own: no false sharing */
+    _Alignas(64) _Atomic int owned;
     unsigned filled;               /* entries [0, filled) hold blocks; its thread's */
     size_t batch_bytes;
     struct slot entries[QUARANTINE_BATCH_BLOCKS];
@@ -352,8 +352,12 @@ void quarantine_push_batched(const struct quarantined *block, quarantine_evict *
         return;
     }
     in_batch = 1;
-    atomic_store_explicit(&batch_evict, evict, memory_order_relaxed);
-    atomic_store_explicit(&batch_context, context, memory_order_relaxed);
+    /* Written once, not at every free: a line every thread would write. */
+    if (atomic_load_explicit(&batch_evict, memory_order_relaxed) != evict ||
+        atomic_load_explicit(&batch_context, memory_order_relaxed) != context) {
+        atomic_store_explicit(&batch_evict, evict, memory_order_relaxed);
+        atomic_store_explicit(&batch_context, context, memory_order_relaxed);
+    }
     slot_write(&batch->entries[batch->filled++], block->user, block->size, block->free_stack, 0);
     batch->batch_bytes += block->size;
     if (batch->filled == QUARANTINE_BATCH_BLOCKS || batch->batch_bytes >= max_bytes / 64)
