@@ -3,6 +3,7 @@
  * the block's). */
 #include "block.h"
 
+#include <emmintrin.h>
 #include <string.h>
 
 void block_layout_init(struct block_layout *layout, size_t guard, uint32_t secret)
@@ -120,33 +121,89 @@ uintptr_t block_real(const struct block_layout *layout, uintptr_t user, size_t a
     return user - block_front(layout, alignment);
 }
 
-/* Eight bytes at a time where the bytes are aligned (a freed block's fill
- * is checked at every eviction: most of the hook layer's byte work). */
+/* The first byte of [BYTES, BYTES + COUNT) that is not BYTE, known to be
+ * there: the slow path, once a wide compare saw a difference. */
+static size_t first_other(const unsigned char *bytes, size_t count, unsigned char byte)
+{
+    size_t i = 0;
+    while (i < count && bytes[i] == byte)
+        i++;
+    return i;
+}
+
+static uint64_t load_word(const unsigned char *bytes)
+{
+    uint64_t word;
+    memcpy(&word, bytes, 8); /* one unaligned load */
+    return word;
+}
+
+/* 64 bytes at a time with SSE2 (x86_64's baseline), unaligned loads, the
+ * tail as one overlapping load: a freed block's fill is checked at every
+ * eviction and both guards at every free and eviction, the hook layer's
+ * byte work (5-8% of the samples on churn with 8-byte words). Reads only
+ * [BYTES, BYTES + COUNT), and calls nothing: signal-safe. */
 static int first_difference(const unsigned char *bytes, size_t count, int pattern, size_t *at)
 {
     unsigned char byte = (unsigned char)pattern;
-    uint64_t wide = 0x0101010101010101u * byte;
     size_t i = 0;
-    while (i < count && (uintptr_t)(bytes + i) % 8 != 0 && bytes[i] == byte)
-        i++;
-    if ((uintptr_t)(bytes + i) % 8 == 0) {
-        uint64_t word;
-        while (i + 8 <= count && (memcpy(&word, bytes + i, 8), word == wide))
-            i += 8;
+    if (count < 16) {
+        uint64_t wide = 0x0101010101010101u * byte;
+        if (count >= 8 && load_word(bytes) == wide && load_word(bytes + count - 8) == wide)
+            return 0;
+        if (count < 8 && first_other(bytes, count, byte) == count)
+            return 0;
+        *at = first_other(bytes, count, byte);
+        return 1;
     }
-    /* The byte that differs, in the word where it was seen, or the tail. */
-    for (; i < count; i++) {
-        if (bytes[i] != byte) {
-            *at = i;
-            return 1;
-        }
+    const __m128i want = _mm_set1_epi8((char)byte);
+    for (; i + 64 <= count; i += 64) {
+        const __m128i *p = (const __m128i *)(bytes + i);
+        __m128i x = _mm_or_si128(
+            _mm_or_si128(_mm_xor_si128(_mm_loadu_si128(p), want),
+                         _mm_xor_si128(_mm_loadu_si128(p + 1), want)),
+            _mm_or_si128(_mm_xor_si128(_mm_loadu_si128(p + 2), want),
+                         _mm_xor_si128(_mm_loadu_si128(p + 3), want)));
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_setzero_si128())) != 0xffff)
+            goto differs;
+    }
+    for (; i + 16 <= count; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(bytes + i));
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, want)) != 0xffff)
+            goto differs;
+    }
+    if (i < count) {
+        i = count - 16; /* the last 16, overlapping what was checked */
+        __m128i x = _mm_loadu_si128((const __m128i *)(bytes + i));
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, want)) != 0xffff)
+            goto differs;
     }
     return 0;
+differs:
+    /* The first differing byte is in [i, i + 64): bytes before i hold. */
+    *at = i + first_other(bytes + i, count - i, byte);
+    return 1;
+}
+
+/* 1 if COUNT bytes all hold BYTE; a guard of 8 to 16 bytes (the default
+ * 16) is two loads, checked at every free and every eviction. */
+static inline int holds(const unsigned char *bytes, size_t count, unsigned char byte)
+{
+    if (count >= 8 && count <= 16) {
+        uint64_t wide = 0x0101010101010101u * byte;
+        return load_word(bytes) == wide && load_word(bytes + count - 8) == wide;
+    }
+    size_t at;
+    return !first_difference(bytes, count, byte, &at);
 }
 
 int block_guards_damaged(const struct block_layout *layout, uintptr_t user, size_t size,
                          long *damage)
 {
+    if (holds((const unsigned char *)user - layout->front_guard, layout->front_guard,
+              FRONT_GUARD_PATTERN) &&
+        holds((const unsigned char *)user + size, layout->rear_guard, REAR_GUARD_PATTERN))
+        return 0;
     size_t at;
     /* In front, the damaged byte nearest the block: where an underflow began. */
     const unsigned char *front = (const unsigned char *)user;

@@ -131,9 +131,9 @@ void heap_check_block(uintptr_t user, const struct block_facts *facts, stack_id 
 int heap_wait_for_scans(void)
 {
     static _Atomic int stuck; /* a wait timed out: do not wait again */
-    /* After the block's removal from the set (an atomic read-modify-write):
-     * a walk that may still read it was counted before that; a walk that
-     * begins after it no longer finds it. */
+    /* After the blocks' removal from the set (atomic read-modify-writes):
+     * a walk that may still read one was counted before that; a walk that
+     * begins after it no longer finds them. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (heap_scans_running() == 0) {
         __atomic_store_n(&stuck, 0, __ATOMIC_RELAXED);
@@ -159,24 +159,49 @@ int heap_wait_for_scans(void)
     return 1;
 }
 
-/* Out of the quarantine: last checks, then back to glibc. */
-static void evict(const struct quarantined *block, void *context)
+/* The blocks eviction checks are cold (the quarantine is megabytes long):
+ * each asked for a few blocks ahead, its header and first bytes. */
+#define EVICT_PREFETCH_AHEAD 4
+
+static void prefetch_block(uintptr_t user)
+{
+    __builtin_prefetch((const void *)(user - 64));
+    __builtin_prefetch((const void *)user);
+    __builtin_prefetch((const void *)(user + 64));
+}
+
+/* Out of the quarantine: last checks, out of the block set, then back to
+ * glibc, all of them after one wait for the walks (one fence for the
+ * batch, not one a block). */
+static void evict(const struct quarantined *blocks, size_t count, void *context)
 {
     (void)context;
-    struct block_facts facts;
-    if (block_read(&heap.layout, block->user, &facts)) {
-        heap_check_block(block->user, &facts, block->free_stack, "at quarantine eviction");
-        block_set_remove(block->user);
-        /* Kept from glibc (leaked) if a walk that may read it never ends. */
-        if (heap_wait_for_scans())
-            __libc_free((void *)block_real(&heap.layout, block->user, facts.alignment));
-    } else {
-        /* The header was overwritten while the block sat freed: keep it out
-         * of glibc, whose free would trust what is there now. */
-        report(HEAP_DAMAGED_HEADER, block->user, block->user, NULL, block->free_stack,
-               "at quarantine eviction");
-        block_set_remove(block->user);
+    void *reals[QUARANTINE_EVICT_MAX];
+    size_t releasing = 0;
+    heap_busy++; /* also called at thread exit and in a fork child */
+    for (size_t i = 0; i < count; i++) {
+        if (i + EVICT_PREFETCH_AHEAD < count)
+            prefetch_block(blocks[i + EVICT_PREFETCH_AHEAD].user);
+        const struct quarantined *block = &blocks[i];
+        struct block_facts facts;
+        if (block_read(&heap.layout, block->user, &facts)) {
+            heap_check_block(block->user, &facts, block->free_stack, "at quarantine eviction");
+            block_set_remove(block->user);
+            reals[releasing++] = (void *)block_real(&heap.layout, block->user, facts.alignment);
+        } else {
+            /* The header was overwritten while the block sat freed: keep it
+             * out of glibc, whose free would trust what is there now. */
+            report(HEAP_DAMAGED_HEADER, block->user, block->user, NULL, block->free_stack,
+                   "at quarantine eviction");
+            block_set_remove(block->user);
+        }
     }
+    /* Kept from glibc (leaked) if a walk that may read them never ends. */
+    if (releasing > 0 && heap_wait_for_scans()) {
+        for (size_t i = 0; i < releasing; i++)
+            __libc_free(reals[i]);
+    }
+    heap_busy--;
 }
 
 /* The block whose user bytes hold ADDRESS (not at their start), if any. */
@@ -294,7 +319,7 @@ static void release_recorded(uintptr_t user, int with_stack)
         state_forget(user); /* an address a restored record had is reused */
     heap_check_block(user, &facts, 0, "at free");
     struct quarantined block = { user, facts.size, with_stack ? heap_capture(HEAP_CAPTURE_FREE) : 0 };
-    quarantine_push(&block, evict, NULL);
+    quarantine_push_batched(&block, evict, NULL);
 }
 
 void heap_release(void *pointer)

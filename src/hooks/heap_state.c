@@ -42,6 +42,9 @@ static void after_fork_in_child(void)
     mtrace_after_fork();
     heap_forget_thread_id(); /* the child's thread has a new id */
     heap_scans_forget();     /* the threads that were walking the heap are not here */
+    heap_busy++;
+    quarantine_after_fork_in_child(); /* the other threads' batches too */
+    heap_busy--;
 }
 
 static uint32_t make_secret(void)

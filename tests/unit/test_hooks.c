@@ -246,6 +246,42 @@ Test(hooks, describe_names_the_block_around_an_address, .timeout = 60)
     assert_stack_names(result.output, "*** allocated by thread ", "(allocate_victim+");
 }
 
+/* Freed blocks wait in a per-thread batch before the quarantine's ring:
+ * found there by describe, flushed at thread exit and in a fork child. */
+Test(hooks, describe_names_a_block_just_freed_with_its_free_stack, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("describe_freed", NULL, NULL, &result);
+    assert_exited_with(&result, 0);
+    assert_in(result.output, " is at offset 4 inside a freed 40-byte block at 0x");
+    assert_stack_names(result.output, "*** allocated by thread ", "(allocate_victim+");
+    assert_stack_names(result.output, "*** freed by thread ", "(free_victim+");
+}
+
+Test(hooks, a_write_after_free_on_a_thread_that_exited_is_found_at_eviction, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("thread_exit_flush", "quarantine=64K", NULL, &result);
+    assert_died_by(&result, SIGABRT);
+    const char *report = heap_report(&result);
+    assert_in(report, "heap-use-after-free");
+    assert_in(report, "(found at quarantine eviction)");
+    assert_in(report, " of 32 bytes; the address is at offset 5 (inside it)");
+    assert_stack_names(report, "*** freed by thread ", "(free_victim+");
+}
+
+Test(hooks, a_fork_child_evicts_the_blocks_other_threads_had_batched, .timeout = 60)
+{
+    static struct child_result result;
+    run_misuse("fork_flush", "quarantine=64K", NULL, &result);
+    assert_exited_with(&result, 128 + SIGABRT);
+    const char *report = heap_report(&result);
+    assert_in(report, "heap-use-after-free");
+    assert_in(report, "(found at quarantine eviction)");
+    assert_in(report, " of 32 bytes; the address is at offset 6 (inside it)");
+    assert_stack_names(report, "*** freed by thread ", "(free_victim+");
+}
+
 Test(hooks, check_finds_a_damaged_guard_now, .timeout = 60)
 {
     static struct child_result result;
