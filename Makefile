@@ -69,6 +69,8 @@ NORMAL_SOURCES := \
 	src/symbolize/symbol_table.c \
 	src/symbolize/dynamic_symbols.c \
 	src/symbolize/debug_file.c \
+	src/symbolize/file_probes.c \
+	src/symbolize/index_cache.c \
 	src/symbolize/line_table.c \
 	src/symbolize/module_data.c \
 	src/symbolize/index.c \
