@@ -170,11 +170,7 @@ static Elf *open_by_debuglink(Elf *elf, const char *module_path,
     const char *link = debuglink_name(elf);
     char real[PATH_MAX], candidate[PATH_MAX];
 
-    if (link == NULL || strchr(link, '/') != NULL)
-        return NULL;
-    const char *resolved = realpath(module_path, real);
-    file_probes_add_realpath(probes, module_path, resolved);
-    if (resolved == NULL)
+    if (link == NULL || strchr(link, '/') != NULL || realpath(module_path, real) == NULL)
         return NULL;
     char *slash = strrchr(real, '/');
     if (slash == NULL)

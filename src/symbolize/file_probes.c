@@ -4,8 +4,7 @@
  *
  * A record is: kind (1 byte), path length (2 bytes), the path, then for a
  * file found its identity (device, inode, size, mtime seconds and
- * nanoseconds: 5 x 8 bytes), for a realpath the result's length (2 bytes)
- * and the result. */
+ * nanoseconds: 5 x 8 bytes). */
 #define _GNU_SOURCE
 #include "file_probes.h"
 
@@ -14,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PROBE_ABSENT = 1, PROBE_FILE = 2, PROBE_REALPATH = 3 };
+enum { PROBE_ABSENT = 1, PROBE_FILE = 2 };
 #define IDENTITY_BYTES (5 * 8)
 
 static void append(struct file_probes *probes, const void *bytes, size_t size)
@@ -58,9 +57,12 @@ static void identity_of(const struct stat *file, uint64_t out[5])
     out[4] = (uint64_t)file->st_mtim.tv_nsec;
 }
 
+static int walk(const unsigned char *bytes, size_t size, int check, const char *find);
+
 void file_probes_add_file(struct file_probes *probes, const char *path, const struct stat *found)
 {
-    if (probes == NULL)
+    /* The symbols' search and the lines' may both look (the same answer). */
+    if (probes == NULL || probes->failed || !walk(probes->bytes, probes->size, 0, path))
         return;
     unsigned char kind = found != NULL ? PROBE_FILE : PROBE_ABSENT;
     append(probes, &kind, 1);
@@ -70,16 +72,6 @@ void file_probes_add_file(struct file_probes *probes, const char *path, const st
         identity_of(found, identity);
         append(probes, identity, sizeof identity);
     }
-}
-
-void file_probes_add_realpath(struct file_probes *probes, const char *path, const char *result)
-{
-    if (probes == NULL)
-        return;
-    unsigned char kind = PROBE_REALPATH;
-    append(probes, &kind, 1);
-    append_string(probes, path);
-    append_string(probes, result != NULL ? result : "");
 }
 
 void file_probes_free(struct file_probes *probes)
@@ -106,50 +98,42 @@ static int take_string(const unsigned char *bytes, size_t size, size_t *at, cons
 }
 
 /* Walk the records; with CHECK, also compare each with the file system.
- * Returns 1 when all are well formed (and, with CHECK, still hold). */
-static int walk(const unsigned char *bytes, size_t size, int check)
+ * Returns 1 when all are well formed (and, with CHECK, still hold) and
+ * none is for the path FIND (NULL: none looked for). */
+static int walk(const unsigned char *bytes, size_t size, int check, const char *find)
 {
     size_t at = 0;
     while (at < size) {
         unsigned char kind = bytes[at++];
-        const char *path, *result;
-        size_t path_length, result_length;
-        char copy[PATH_MAX], real[PATH_MAX];
+        const char *path;
+        size_t path_length;
+        char copy[PATH_MAX];
+        uint64_t recorded[5], now[5];
         if (take_string(bytes, size, &at, &path, &path_length) < 0 || path_length == 0 ||
             path_length >= sizeof copy || memchr(path, '\0', path_length) != NULL)
             return 0;
+        if (kind != PROBE_ABSENT && kind != PROBE_FILE)
+            return 0;
+        if (kind == PROBE_FILE) {
+            if (size - at < IDENTITY_BYTES)
+                return 0;
+            memcpy(recorded, bytes + at, sizeof recorded);
+            at += IDENTITY_BYTES;
+        }
+        if (find != NULL && strlen(find) == path_length && memcmp(find, path, path_length) == 0)
+            return 0;
+        if (!check)
+            continue;
         memcpy(copy, path, path_length);
         copy[path_length] = '\0';
-        if (kind == PROBE_ABSENT || kind == PROBE_FILE) {
-            uint64_t recorded[5], now[5];
-            if (kind == PROBE_FILE) {
-                if (size - at < IDENTITY_BYTES)
-                    return 0;
-                memcpy(recorded, bytes + at, sizeof recorded);
-                at += IDENTITY_BYTES;
-            }
-            if (!check)
-                continue;
-            struct stat file;
-            int present = stat(copy, &file) == 0 && S_ISREG(file.st_mode);
-            if (present != (kind == PROBE_FILE))
-                return 0;
-            if (present) {
-                identity_of(&file, now);
-                if (memcmp(now, recorded, sizeof now) != 0)
-                    return 0;
-            }
-        } else if (kind == PROBE_REALPATH) {
-            if (take_string(bytes, size, &at, &result, &result_length) < 0)
-                return 0;
-            if (!check)
-                continue;
-            const char *resolved = realpath(copy, real);
-            size_t resolved_length = resolved != NULL ? strlen(resolved) : 0;
-            if (resolved_length != result_length || memcmp(real, result, result_length) != 0)
-                return 0;
-        } else {
+        struct stat file;
+        int present = stat(copy, &file) == 0 && S_ISREG(file.st_mode);
+        if (present != (kind == PROBE_FILE))
             return 0;
+        if (present) {
+            identity_of(&file, now);
+            if (memcmp(now, recorded, sizeof now) != 0)
+                return 0;
         }
     }
     return 1;
@@ -157,10 +141,10 @@ static int walk(const unsigned char *bytes, size_t size, int check)
 
 int file_probes_well_formed(const unsigned char *bytes, size_t size)
 {
-    return walk(bytes, size, 0);
+    return walk(bytes, size, 0, NULL);
 }
 
 int file_probes_still_hold(const unsigned char *bytes, size_t size)
 {
-    return walk(bytes, size, 1);
+    return walk(bytes, size, 1, NULL);
 }

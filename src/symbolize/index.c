@@ -178,7 +178,7 @@ static struct cached_data *cached(const struct module_info *module, const struct
 /* Data a published snapshot may still show: unmapped when no reader is. */
 static void retire_data(const struct module_data *data)
 {
-    if (data != NULL && retired_data_count < RETIRED_DATA_MAX)
+    if (data != NULL && !data->in_shared_mapping && retired_data_count < RETIRED_DATA_MAX)
         retired_data[retired_data_count++] = data;
     /* else leaked: never unmapped under a reader */
 }
@@ -220,7 +220,7 @@ static const struct module_data *data_for(const struct module_info *module, int 
     }
     *out_of_memory = incomplete;
     if (entry == NULL && remember(module, &file, with_lines, data) < 0) {
-        if (data != NULL) /* no one else has it: built again next time */
+        if (data != NULL && !data->in_shared_mapping) /* no one else has it: built again */
             munmap((void *)data, data->mapped_bytes);
         *out_of_memory = 1;
         return NULL;

@@ -266,14 +266,22 @@ static int key_of(const struct module_info *module, int with_lines, struct cache
         key->identity[3] = (uint64_t)file.st_mtim.tv_sec;
         key->identity[4] = (uint64_t)file.st_mtim.tv_nsec;
     }
+    /* The path too: the debug file candidates follow its directory. */
     uint64_t lanes[4] = { CACHE_FORMAT, (uint64_t)with_lines, 5, 7 };
     mix(builder_id, builder_id_length, lanes);
     mix((const unsigned char *)key->identity, sizeof key->identity, lanes);
+    mix((const unsigned char *)module->file_path, strlen(module->file_path), lanes);
     uint64_t hash = lanes[0] ^ lanes[1] * 3 ^ lanes[2] * 5 ^ lanes[3] * 7;
-    size_t at = 0;
-    for (unsigned i = 0; i < module->build_id_length; i++)
-        at += (size_t)sprintf(key->name + at, "%02x", module->build_id[i]);
-    sprintf(key->name + at, "-%016llx.idx", (unsigned long long)hash);
+    static const char digits[] = "0123456789abcdef";
+    char *at = key->name;
+    for (unsigned i = 0; i < module->build_id_length; i++) {
+        *at++ = digits[module->build_id[i] >> 4];
+        *at++ = digits[module->build_id[i] & 15];
+    }
+    *at++ = '-';
+    for (int shift = 60; shift >= 0; shift -= 4)
+        *at++ = digits[(hash >> shift) & 15];
+    memcpy(at, ".idx", 5);
     return 0;
 }
 
@@ -319,14 +327,55 @@ static int read_all(int fd, unsigned char *to, size_t size)
     return 0;
 }
 
-/* FD's file into a fresh private mapping, after room for a module_data
- * header; checked whole. Returns the mapping or NULL. */
+/* The data read in one rebuild share mappings of at least ARENA_BYTES
+ * (untouched pages cost nothing), made read-only by index_cache_finish
+ * before the snapshot is published: a mapping and an mprotect for each
+ * module were a third of a warm load. */
+#define ARENA_BYTES ((size_t)1 << 20)
+static unsigned char *arena;
+static size_t arena_size, arena_used;
+
+static void arena_seal(void)
+{
+    if (arena != NULL) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        mprotect(arena, (arena_used + page - 1) / page * page, PROT_READ);
+    }
+    arena = NULL;
+    arena_size = arena_used = 0;
+}
+
+static void *arena_take(size_t bytes)
+{
+    bytes = (bytes + 15) & ~(size_t)15;
+    if (arena == NULL || arena_size - arena_used < bytes) {
+        arena_seal();
+        size_t size = bytes > ARENA_BYTES ? bytes : ARENA_BYTES;
+        void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (map == MAP_FAILED)
+            return NULL;
+        arena = map;
+        arena_size = size;
+    }
+    void *taken = arena + arena_used;
+    arena_used += bytes;
+    return taken;
+}
+
+/* The last arena_take, refused. */
+static void arena_give_back(size_t bytes)
+{
+    arena_used -= (bytes + 15) & ~(size_t)15;
+}
+
+/* FD's file into private memory, after room for a module_data header;
+ * checked whole. Returns the data or NULL. */
 static struct module_data *read_checked(int fd, size_t size, const struct module_info *module,
                                         const struct cache_key *key, size_t line_budget)
 {
     size_t bytes = sizeof(struct module_data) + size;
-    void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (map == MAP_FAILED)
+    void *map = arena_take(bytes);
+    if (map == NULL)
         return NULL;
     unsigned char *image = (unsigned char *)map + sizeof(struct module_data);
     struct cache_header header;
@@ -343,11 +392,10 @@ static struct module_data *read_checked(int fd, size_t size, const struct module
     struct module_data *data = map;
     *data = (struct module_data){ symbols, header.symbol_count, lines, header.line_count,
                                   strings, bytes, (int)header.lines_truncated,
-                                  header.strings_bytes, header.name_bytes_read };
-    mprotect(map, bytes, PROT_READ);
+                                  header.strings_bytes, header.name_bytes_read, 1 };
     return data;
 refuse:
-    munmap(map, bytes);
+    arena_give_back(bytes);
     return NULL;
 }
 
@@ -503,6 +551,7 @@ static int is_cache_name(const char *name, int *temporary)
  * are removed after ten minutes. */
 void index_cache_finish(void)
 {
+    arena_seal();
     if (!stored_since_trim || directory < 0)
         return;
     stored_since_trim = 0;

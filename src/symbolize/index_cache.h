@@ -35,7 +35,9 @@ void index_cache_store(const struct module_info *module, size_t line_budget,
                        const struct module_data *data, size_t line_bytes,
                        const struct file_probes *probes);
 
-/* After a rebuild that stored files: keep the directory under its cap. */
+/* After each rebuild, before its snapshot is published: the data read are
+ * made read-only; if files were stored, the directory is kept under its
+ * cap. */
 void index_cache_finish(void);
 
 struct index_cache_statistics {

@@ -189,7 +189,7 @@ static const struct module_data *pack(const struct gathered *g)
     }
     free(file_offsets);
     *data = (struct module_data){ symbols, symbol_count, lines, g->lines.count,
-                                  strings, bytes, g->lines_truncated, names, read };
+                                  strings, bytes, g->lines_truncated, names, read, 0 };
     mprotect(map, bytes, PROT_READ);
     return data;
 }
