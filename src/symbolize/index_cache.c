@@ -409,7 +409,11 @@ const struct module_data *index_cache_load(const struct module_info *module, siz
         return NULL;
     int fd = openat(directory, key.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
-        statistics.missed++;
+        /* ELOOP: a symlink where our file should be */
+        if (errno == ENOENT)
+            statistics.missed++;
+        else
+            statistics.refused++;
         return NULL;
     }
     struct module_data *data = NULL;
