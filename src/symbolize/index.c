@@ -183,6 +183,17 @@ static void retire_data(const struct module_data *data)
     /* else leaked: never unmapped under a reader */
 }
 
+/* Before the first module is read, not at load: with the index cache
+ * warm no module is read, and the shared library then never loads libelf
+ * (src/symbolize/elf_libraries.c). */
+static void prepare_elf(void)
+{
+    static int ready;
+    if (!ready)
+        elf_version(EV_CURRENT);
+    ready = 1;
+}
+
 /* The data of MODULE, from the cache or freshly built. NULL is a valid
  * answer (unreadable file), and is cached too. Data read while memory ran
  * out (*OUT_OF_MEMORY set) is cached as incomplete and read again while a
@@ -210,6 +221,7 @@ static const struct module_data *data_for(const struct module_info *module, int 
     const struct module_data *data = index_cache_load(module, budget, &line_bytes);
     if (data == NULL) {
         struct file_probes probes = { NULL, 0, 0, 0 };
+        prepare_elf();
         data = module_data_build_recorded(module, budget, &line_bytes, &probes);
         incomplete = errno == ENOMEM;
         built_bytes_since_trim += data != NULL ? data->mapped_bytes : 0;
@@ -300,10 +312,8 @@ static void load_options(void)
         return;
     options_ready = 1;
     active_options = *environment_options();
-    /* Here, not in the constructor: another constructor (the fatal
-     * handler's) may build the index first. */
-    elf_version(EV_CURRENT);
 }
+
 
 static int rebuild_locked(void)
 {
