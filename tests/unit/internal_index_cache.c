@@ -408,3 +408,43 @@ static void same_frames(const char *more)
 
 Test(index_cache, a_crash_names_the_same_frames_with_and_without_it) { same_frames(""); }
 Test(index_cache, with_every_line_table_too) { same_frames("lines=all"); }
+
+/* ---- the shared library, warm: no ELF file read, libdw not loaded ---- */
+
+static char debug_options[512], debug_preload[600];
+
+static void prepare_loader_debug(void *context)
+{
+    (void)context;
+    putenv(debug_options);
+    putenv(debug_preload);
+    putenv("LD_DEBUG=files"); /* the loader names every object it loads */
+}
+
+static void run_true_preloaded(const char *directory, struct child_result *result)
+{
+    const char *library = getenv("EXECINFO_EX_LIBRARY");
+    cr_assert_not_null(library, "EXECINFO_EX_LIBRARY (make test sets it)");
+    snprintf(debug_options, sizeof debug_options, "EXECINFO_EX_OPTIONS=handler=1:index_cache=%s",
+             directory);
+    snprintf(debug_preload, sizeof debug_preload, "LD_PRELOAD=%s", library);
+    char *argv[] = { "/bin/true", NULL };
+    run_program("/bin/true", argv, prepare_loader_debug, NULL, result);
+    assert_exited_with(result, 0);
+}
+
+Test(index_cache, a_warm_process_does_not_load_libdw)
+{
+    static struct child_result cold, warm;
+    char directory[64];
+    fresh_directory(directory, sizeof directory);
+    run_true_preloaded(directory, &cold);
+    cr_assert(strstr(cold.output, "file=libdw.so.1") != NULL, "cold: libdw read the modules:\n%s",
+              cold.output);
+    run_true_preloaded(directory, &warm);
+    cr_assert(strstr(warm.output, "libexecinfo_ex.so.0") != NULL, "%s", warm.output);
+    cr_assert(strstr(warm.output, "file=libdw.so.1") == NULL, "warm: libdw loaded:\n%s",
+              warm.output);
+    cr_assert(strstr(warm.output, "file=libelf.so.1") == NULL, "warm: libelf loaded:\n%s",
+              warm.output);
+}
