@@ -57,7 +57,8 @@ _Static_assert(sizeof(struct module_data) % 8 == 0, "the header that follows is 
 
 static struct index_cache_statistics statistics;
 static int directory = -1;
-static int prepared, stores_stopped, stored_since_trim;
+static int prepared, stores_stopped, trimmed_once;
+static uint64_t stored_since_trim;   /* bytes */
 static unsigned char builder_id[MODULE_BUILD_ID_MAX];
 static unsigned builder_id_length;
 static unsigned temporary_serial;
@@ -339,7 +340,13 @@ static void arena_seal(void)
 {
     if (arena != NULL) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        mprotect(arena, (arena_used + page - 1) / page * page, PROT_READ);
+        size_t used = (arena_used + page - 1) / page * page;
+        /* The untouched rest goes back: a refresh per dlopen would
+         * otherwise keep up to a mapping's worth of address space each. */
+        if (used < arena_size)
+            munmap(arena + used, arena_size - used);
+        if (used > 0)
+            mprotect(arena, used, PROT_READ);
     }
     arena = NULL;
     arena_size = arena_used = 0;
@@ -523,7 +530,7 @@ void index_cache_store(const struct module_info *module, size_t line_budget,
         stores_stopped = 1; /* a full disk or a read-only directory stays so */
     } else {
         statistics.stored++;
-        stored_since_trim = 1;
+        stored_since_trim += size;
     }
     free(image);
 }
@@ -556,8 +563,12 @@ static int is_cache_name(const char *name, int *temporary)
 void index_cache_finish(void)
 {
     arena_seal();
-    if (!stored_since_trim || directory < 0)
+    /* Once a process, then every sixteenth of the cap: a program that
+     * dlopens modules one by one must not list the directory each time. */
+    if (stored_since_trim == 0 || directory < 0 ||
+        (trimmed_once && stored_since_trim < INDEX_CACHE_BYTES_MAX / 16))
         return;
+    trimmed_once = 1;
     stored_since_trim = 0;
     int fd = openat(directory, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *listing = fd >= 0 ? fdopendir(fd) : NULL;
