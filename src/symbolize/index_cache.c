@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -511,6 +512,14 @@ void index_cache_store(const struct module_info *module, size_t line_budget,
         return;
     unsigned char *image = image_of(module, &key, line_budget, data, line_bytes, probes, &size);
     if (image == NULL || size > INDEX_CACHE_BYTES_MAX || !index_cache_image_valid(image, size)) {
+        free(image);
+        return;
+    }
+    /* A write past RLIMIT_FSIZE would kill the program with SIGXFSZ. */
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        size > limit.rlim_cur) {
+        statistics.store_failed++;
         free(image);
         return;
     }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/personality.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 struct probe {
@@ -25,10 +26,14 @@ static const char *tests_dir(void)
 }
 
 static char options_entry[512];
+static rlim_t file_size_limit = RLIM_INFINITY;
 
 static void set_options(void *context)
 {
     putenv(options_entry);
+    struct rlimit limit = { file_size_limit, file_size_limit };
+    if (file_size_limit != RLIM_INFINITY)
+        setrlimit(RLIMIT_FSIZE, &limit);
     (void)context;
 }
 
@@ -53,11 +58,30 @@ static struct probe run_probe(const char *options)
     return probe;
 }
 
-/* A fresh private directory under /tmp. */
+static char made_directories[4][64];
+static int made_count;
+
+static void remove_made_directories(void)
+{
+    for (int i = 0; i < made_count; i++) {
+        char command[320];
+        snprintf(command, sizeof command, "chattr -i %s 2>/dev/null; rm -rf %s %s-link",
+                 made_directories[i], made_directories[i], made_directories[i]);
+        if (system(command) != 0)
+            continue;
+    }
+}
+
+/* A fresh private directory under /tmp, removed when the test's process
+ * exits. */
 static void fresh_directory(char *path, size_t size)
 {
     snprintf(path, size, "/tmp/execinfo_ex_cache_test-XXXXXX");
     cr_assert_not_null(mkdtemp(path));
+    if (made_count == 0)
+        atexit(remove_made_directories);
+    if (made_count < 4)
+        snprintf(made_directories[made_count++], sizeof made_directories[0], "%s", path);
 }
 
 static void cache_option(char *options, size_t size, const char *directory, const char *more)
@@ -447,4 +471,39 @@ Test(index_cache, a_warm_process_does_not_load_libdw)
               warm.output);
     cr_assert(strstr(warm.output, "file=libelf.so.1") == NULL, "warm: libelf loaded:\n%s",
               warm.output);
+}
+
+/* A directory nothing can be written to (immutable: root too) and a file
+ * size limit: the program runs as without the cache, stores nothing, and
+ * is not killed by SIGXFSZ. */
+Test(index_cache, a_directory_that_cannot_be_written)
+{
+    char directory[64], options[256], command[160];
+    fresh_directory(directory, sizeof directory);
+    cache_option(options, sizeof options, directory, "");
+    snprintf(command, sizeof command, "chattr +i %s 2>/dev/null", directory);
+    if (system(command) != 0)
+        cr_skip_test("chattr +i is not available here");
+    struct probe read_only = run_probe(options);
+    snprintf(command, sizeof command, "chattr -i %s", directory);
+    cr_assert_eq(system(command), 0);
+    cr_assert_eq(read_only.enabled, 1);
+    cr_assert_eq(read_only.stored, 0);
+    cr_assert_eq(read_only.store_failed, 1, "the first failure stops the stores");
+    struct probe off = run_probe("index_cache=0");
+    cr_assert_eq(read_only.symbols, off.symbols);
+    cr_assert_eq(read_only.lines, off.lines);
+}
+
+Test(index_cache, a_file_size_limit)
+{
+    char directory[64], options[256];
+    fresh_directory(directory, sizeof directory);
+    cache_option(options, sizeof options, directory, "");
+    file_size_limit = 4096;
+    struct probe limited = run_probe(options); /* exits 0: not SIGXFSZ */
+    file_size_limit = RLIM_INFINITY;
+    cr_assert_gt(limited.store_failed, 0, "libc's file is larger than the limit");
+    struct probe off = run_probe("index_cache=0");
+    cr_assert_eq(limited.symbols, off.symbols);
 }
