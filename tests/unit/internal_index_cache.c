@@ -64,7 +64,7 @@ static int made_count;
 static void remove_made_directories(void)
 {
     for (int i = 0; i < made_count; i++) {
-        char command[320];
+        char command[1024];
         snprintf(command, sizeof command, "chattr -i %s 2>/dev/null; rm -rf %s %s-link",
                  made_directories[i], made_directories[i], made_directories[i]);
         if (system(command) != 0)
