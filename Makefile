@@ -69,6 +69,8 @@ NORMAL_SOURCES := \
 	src/symbolize/symbol_table.c \
 	src/symbolize/dynamic_symbols.c \
 	src/symbolize/debug_file.c \
+	src/symbolize/file_probes.c \
+	src/symbolize/index_cache.c \
 	src/symbolize/line_table.c \
 	src/symbolize/module_data.c \
 	src/symbolize/index.c \
@@ -96,7 +98,10 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
 
 # The shared library alone interposes pthread_create (src/fatal/thread_start.c)
 # and dlopen, dlmopen, dlclose (src/symbolize/load_watch.c).
-SHARED_ONLY_OBJECTS := $(BUILD)/obj/src/fatal/thread_start.o $(BUILD)/obj/src/symbolize/load_watch.o
+# It loads libelf and libdw only when a module must be read
+# (src/symbolize/elf_libraries.c); the static library links them.
+SHARED_ONLY_OBJECTS := $(BUILD)/obj/src/fatal/thread_start.o $(BUILD)/obj/src/symbolize/load_watch.o \
+	$(BUILD)/obj/src/symbolize/elf_libraries.o
 STATIC_ONLY_OBJECTS := $(BUILD)/obj/src/fatal/thread_start_static.o
 
 $(BUILD)/obj/src/fatal/thread_start_static.o: src/fatal/thread_start_static.c
@@ -105,7 +110,7 @@ $(BUILD)/obj/src/fatal/thread_start_static.o: src/fatal/thread_start_static.c
 
 $(SHARED): $(OBJECTS) $(SHARED_ONLY_OBJECTS) src/exports.map
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script,src/exports.map \
-		-Wl,-z,now -Wl,--no-undefined -o $@ $(OBJECTS) $(SHARED_ONLY_OBJECTS) $(DEP_LIBS) -ldl
+		-Wl,-z,now -Wl,--no-undefined -o $@ $(OBJECTS) $(SHARED_ONLY_OBJECTS) -lpthread -ldl
 
 $(BUILD)/libexecinfo_ex.so: $(SHARED)
 	ln -sf libexecinfo_ex.so.$(VERSION) $(BUILD)/$(SONAME)

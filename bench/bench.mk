@@ -38,8 +38,10 @@ HEAP_BENCH_PROGRAMS := $(HEAP_BENCH_DIR)/heap_bench $(HEAP_BENCH_DIR)/churn \
 DLOPEN_BENCH_PROGRAMS := $(BENCH_DIR)/dlopen_bench $(BENCH_DIR)/dlopen_many_helper \
 	$(BENCH_DIR)/many/module199.so
 
-bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $(DLOPEN_BENCH_PROGRAMS)
+bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $(DLOPEN_BENCH_PROGRAMS) \
+	$(BENCH_DIR)/load_cost
 	$(BENCH_DIR)/bench
+	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD)
 	$(HEAP_BENCH_DIR)/heap_bench
 	$(BENCH_DIR)/dlopen_bench
 	@echo "== execinfo_ex_leaks on generated traces of 1,000,000 events"
@@ -75,6 +77,16 @@ $(BENCH_DIR)/first_call_helper_libunwind: bench/first_call_helper.c bench/timing
 $(BENCH_DIR)/index_cost_helper: bench/index_cost_helper.c bench/timing.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS)
+
+# What loading the libraries costs a process, with the index cache off,
+# cold and warm (issue 14); `make bench-load` runs it alone.
+$(BENCH_DIR)/load_cost: bench/load_cost.c $(SHARED) $(BUILD)/libexecinfo_ex_hooks.so
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $< -o $@
+
+.PHONY: bench-load
+bench-load: $(BENCH_DIR)/load_cost
+	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD) $(BENCH_LOAD_RUNS)
 
 # ---- part 7: the fatal-signal handler (issue 3) ------------------------------
 # The crash of 7a passes through the executable and four libraries, each

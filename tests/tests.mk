@@ -18,7 +18,7 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/packed_functions.so $(BUILD)/tests/odd_symbols.so $(BUILD)/tests/alias_program \
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
-	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/cxx_throw.so
+	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
 ifneq ($(SANITIZE_PASS),asan)
 TEST_FIXTURES  += $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
@@ -57,6 +57,11 @@ $(BUILD)/tests/dlopen_caller_rpath: tests/fixtures/dlopen_caller.c $(BUILD)/test
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -Iinclude -DINDEXED_AT_ONCE $< -o $@ -L$(BUILD) -lexecinfo_ex \
 		-Wl,--disable-new-dtags,-rpath,$(CURDIR)/$(BUILD):$(CURDIR)/$(BUILD)/tests/plugin_dir
+
+# internal_index_cache.c: the index cache's statistics after the load.
+$(BUILD)/tests/cache_probe: tests/fixtures/cache_probe.c all
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Iinclude -Isrc $(DEP_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS)
 
 # Without our library: test_dlopen.c runs it under LD_PRELOAD.
 $(BUILD)/tests/dlopen_crash: tests/fixtures/dlopen_crash.c
@@ -138,7 +143,8 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/support.h tests/crash_helpers.h
 	$(CC) $(TEST_CFLAGS) -rdynamic $< -o $@ -L$(BUILD) -lexecinfo_ex \
 		-Wl,-rpath,$(CURDIR)/$(BUILD) $(TEST_LIBS)
 
-$(BUILD)/tests/internal_%: tests/unit/internal_%.c tests/support.h all
+$(BUILD)/tests/internal_%: tests/unit/internal_%.c tests/support.h all $(BUILD)/tests/cache_probe \
+	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/fixture_lib.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS) $(TEST_LIBS)
 

@@ -22,6 +22,7 @@ void options_defaults(struct options *options)
     memset(options, 0, sizeof *options);
     options->lines = LINES_MAIN;
     options->line_memory = (size_t)64 << 20;
+    options->index_cache = 1;
     options->handler = -1;
     options->signals = options_default_signals();
     options->format = REPORT_TEXT;
@@ -99,6 +100,23 @@ static int parse_lines(struct options *o, const char *value, size_t length)
 static int parse_line_memory(struct options *o, const char *value, size_t length)
 {
     return options_parse_size(value, length, &o->line_memory);
+}
+
+static int parse_flag(const char *value, size_t length, int *out);
+
+/* 0, 1 (the default directory) or an absolute directory. */
+static int parse_index_cache(struct options *o, const char *value, size_t length)
+{
+    if (parse_flag(value, length, &o->index_cache) == 0) {
+        o->index_cache_path[0] = '\0';
+        return 0;
+    }
+    if (length == 0 || length >= sizeof o->index_cache_path || value[0] != '/')
+        return -EINVAL;
+    memcpy(o->index_cache_path, value, length);
+    o->index_cache_path[length] = '\0';
+    o->index_cache = 1;
+    return 0;
 }
 
 static int parse_flag(const char *value, size_t length, int *out)
@@ -279,6 +297,7 @@ static const struct {
     int (*parse)(struct options *, const char *, size_t);
 } known_options[] = {
     { "lines", parse_lines },         { "line_memory", parse_line_memory },
+    { "index_cache", parse_index_cache },
     { "handler", parse_handler },     { "signals", parse_signals },
     { "report", parse_report },       { "overwrite", parse_overwrite },
     { "format", parse_format },       { "frames", parse_frames },

@@ -4,6 +4,7 @@
  * that have one, and a wrong debug file only costs wrong names. */
 #define _GNU_SOURCE
 #include "debug_file.h"
+#include "file_probes.h"
 #include "module_list.h"
 
 #include <errno.h>
@@ -89,12 +90,20 @@ int elf_file_open(const char *path)
     return fd;
 }
 
+/* PROBES records what was found at PATH, taken or not: a cached copy of
+ * the module's data is valid while every candidate is as it was. */
 static Elf *open_candidate(const char *path, const unsigned char *build_id,
-                           unsigned build_id_length, int *fd_out)
+                           unsigned build_id_length, int *fd_out, struct file_probes *probes)
 {
+    struct stat found;
     int fd = elf_file_open(path);
-    if (fd < 0)
+    if (fd < 0 || fstat(fd, &found) != 0) {
+        file_probes_add_file(probes, path, NULL);
+        if (fd >= 0)
+            close(fd);
         return NULL;
+    }
+    file_probes_add_file(probes, path, &found);
     errno = 0;
     Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
     if (elf != NULL && elf_kind(elf) == ELF_K_ELF) {
@@ -112,7 +121,8 @@ static Elf *open_candidate(const char *path, const unsigned char *build_id,
     return NULL;
 }
 
-static Elf *open_by_build_id(const unsigned char *id, unsigned length, int *fd)
+static Elf *open_by_build_id(const unsigned char *id, unsigned length, int *fd,
+                             struct file_probes *probes)
 {
     char path[PATH_MAX];
     int at;
@@ -125,7 +135,7 @@ static Elf *open_by_build_id(const unsigned char *id, unsigned length, int *fd)
     if (at <= 0 || (size_t)at >= sizeof path - 8)
         return NULL;
     strcpy(path + at, ".debug");
-    return open_candidate(path, id, length, fd);
+    return open_candidate(path, id, length, fd, probes);
 }
 
 static const char *debuglink_name(Elf *elf)
@@ -154,7 +164,8 @@ static const char *debuglink_name(Elf *elf)
 }
 
 static Elf *open_by_debuglink(Elf *elf, const char *module_path,
-                              const unsigned char *id, unsigned length, int *fd)
+                              const unsigned char *id, unsigned length, int *fd,
+                              struct file_probes *probes)
 {
     const char *link = debuglink_name(elf);
     char real[PATH_MAX], candidate[PATH_MAX];
@@ -170,21 +181,21 @@ static Elf *open_by_debuglink(Elf *elf, const char *module_path,
         int n = snprintf(candidate, sizeof candidate, formats[i], real, link);
         if (n <= 0 || (size_t)n >= sizeof candidate || strcmp(candidate, module_path) == 0)
             continue;
-        Elf *found = open_candidate(candidate, id, length, fd);
+        Elf *found = open_candidate(candidate, id, length, fd, probes);
         if (found != NULL || errno == ENOMEM)
             return found;
     }
     int n = snprintf(candidate, sizeof candidate, "%s%s/%s", debug_file_root(), real, link);
     if (n <= 0 || (size_t)n >= sizeof candidate)
         return NULL;
-    return open_candidate(candidate, id, length, fd);
+    return open_candidate(candidate, id, length, fd, probes);
 }
 
 Elf *debug_file_open(Elf *elf, const char *path, const unsigned char *build_id,
-                     unsigned build_id_length, int *fd)
+                     unsigned build_id_length, int *fd, struct file_probes *probes)
 {
-    Elf *found = open_by_build_id(build_id, build_id_length, fd);
+    Elf *found = open_by_build_id(build_id, build_id_length, fd, probes);
     if (found == NULL && errno != ENOMEM) /* out of memory: no other candidate */
-        found = open_by_debuglink(elf, path, build_id, build_id_length, fd);
+        found = open_by_debuglink(elf, path, build_id, build_id_length, fd, probes);
     return found;
 }

@@ -10,9 +10,11 @@
  * the module's directory, its .debug/ and /usr/lib/debug/<dir>/. A file
  * whose build-id differs from BUILD_ID is not taken. Returns an Elf opened
  * with ELF_C_READ and its fd in *FD, or NULL (with errno ENOMEM when
- * memory ran out: no later candidate is tried). Normal world. */
+ * memory ran out: no later candidate is tried). Every path looked at is
+ * recorded in PROBES (may be NULL). Normal world. */
+struct file_probes;
 Elf *debug_file_open(Elf *elf, const char *path, const unsigned char *build_id,
-                     unsigned build_id_length, int *fd);
+                     unsigned build_id_length, int *fd, struct file_probes *probes);
 
 /* Open PATH for reading if it is a regular file, without blocking on a
  * FIFO or a device (a trace or a mapping may name either). Returns the fd

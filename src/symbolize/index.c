@@ -7,6 +7,8 @@
  * memory grows with the distinct files loaded, not with dlopen cycles. */
 #define _GNU_SOURCE
 #include "index.h"
+#include "file_probes.h"
+#include "index_cache.h"
 #include "module_data.h"
 #include "../base/array_grow.h"
 #include "../base/environment.h"
@@ -67,6 +69,7 @@ static size_t line_bytes_used;
  * hold this much index data. */
 #define TRIM_AFTER_BYTES (1u << 20)
 static size_t built_bytes_since_trim;
+static int built_in_refresh;   /* a module was read from its ELF file */
 static struct index_snapshot **retired;
 static size_t retired_count, retired_capacity;
 /* Module data replaced by a second read, unmapped with the snapshots (a
@@ -175,9 +178,20 @@ static struct cached_data *cached(const struct module_info *module, const struct
 /* Data a published snapshot may still show: unmapped when no reader is. */
 static void retire_data(const struct module_data *data)
 {
-    if (data != NULL && retired_data_count < RETIRED_DATA_MAX)
+    if (data != NULL && !data->in_shared_mapping && retired_data_count < RETIRED_DATA_MAX)
         retired_data[retired_data_count++] = data;
     /* else leaked: never unmapped under a reader */
+}
+
+/* Before the first module is read, not at load: with the index cache
+ * warm no module is read, and the shared library then never loads libelf
+ * (src/symbolize/elf_libraries.c). */
+static void prepare_elf(void)
+{
+    static int ready;
+    if (!ready)
+        elf_version(EV_CURRENT);
+    ready = 1;
 }
 
 /* The data of MODULE, from the cache or freshly built. NULL is a valid
@@ -202,12 +216,23 @@ static const struct module_data *data_for(const struct module_info *module, int 
     size_t budget = 0, line_bytes = 0;
     if (with_lines && line_bytes_used < active_options.line_memory)
         budget = active_options.line_memory - line_bytes_used;
-    const struct module_data *data = module_data_build(module, budget, &line_bytes);
-    built_bytes_since_trim += data != NULL ? data->mapped_bytes : 0;
-    int incomplete = errno == ENOMEM;
+    int incomplete = 0;
+    /* Read by an earlier process, checked whole; else built and kept. */
+    const struct module_data *data = index_cache_load(module, budget, &line_bytes);
+    if (data == NULL) {
+        struct file_probes probes = { NULL, 0, 0, 0 };
+        prepare_elf();
+        data = module_data_build_recorded(module, budget, &line_bytes, &probes);
+        incomplete = errno == ENOMEM;
+        built_bytes_since_trim += data != NULL ? data->mapped_bytes : 0;
+        built_in_refresh = 1;
+        if (!incomplete)
+            index_cache_store(module, budget, data, line_bytes, &probes);
+        file_probes_free(&probes);
+    }
     *out_of_memory = incomplete;
     if (entry == NULL && remember(module, &file, with_lines, data) < 0) {
-        if (data != NULL) /* no one else has it: built again next time */
+        if (data != NULL && !data->in_shared_mapping) /* no one else has it: built again */
             munmap((void *)data, data->mapped_bytes);
         *out_of_memory = 1;
         return NULL;
@@ -287,10 +312,8 @@ static void load_options(void)
         return;
     options_ready = 1;
     active_options = *environment_options();
-    /* Here, not in the constructor: another constructor (the fatal
-     * handler's) may build the index first. */
-    elf_version(EV_CURRENT);
 }
+
 
 static int rebuild_locked(void)
 {
@@ -300,7 +323,9 @@ static int rebuild_locked(void)
         return result;
     int incomplete;
     build_serial++;
+    index_cache_prepare(&active_options, &list);
     struct index_snapshot *snapshot = snapshot_build(&list, &incomplete);
+    index_cache_finish();
     if (snapshot == NULL) {
         module_list_free(&list);
         return -ENOMEM;
@@ -333,10 +358,12 @@ static int refresh(int force, int after_load)
     load_options();
     module_list_counters(&adds, &subs);
     if (force || !built_once || retry_pending || adds != built_adds || subs != built_subs) {
+        built_in_refresh = 0;
         result = rebuild_locked();
         /* libelf and libdw freed a few hundred KiB of scratch: give it back
-         * rather than leave it resident in every process we are loaded in. */
-        if (!after_load || built_bytes_since_trim >= TRIM_AFTER_BYTES) {
+         * rather than leave it resident in every process we are loaded in.
+         * Nothing to give back when every module came from the cache. */
+        if (built_in_refresh && (!after_load || built_bytes_since_trim >= TRIM_AFTER_BYTES)) {
             malloc_trim(0);
             built_bytes_since_trim = 0;
         }

@@ -39,6 +39,9 @@ struct module_data {
      * and to store them. */
     size_t name_bytes;
     uint64_t name_bytes_read;
+    /* Read from the index cache into a mapping shared with other modules'
+     * data (src/symbolize/index_cache.c): never unmapped on its own. */
+    int in_shared_mapping;
 };
 
 struct index_module {

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "module_data.h"
 #include "debug_file.h"
+#include "file_probes.h"
 #include "line_table.h"
 #include "symbol_table.h"
 
@@ -188,13 +189,14 @@ static const struct module_data *pack(const struct gathered *g)
     }
     free(file_offsets);
     *data = (struct module_data){ symbols, symbol_count, lines, g->lines.count,
-                                  strings, bytes, g->lines_truncated, names, read };
+                                  strings, bytes, g->lines_truncated, names, read, 0 };
     mprotect(map, bytes, PROT_READ);
     return data;
 }
 
 static void gather_symbols(const struct module_info *module, struct opened_elf *file,
-                           struct opened_elf *debug, struct gathered *g)
+                           struct opened_elf *debug, struct gathered *g,
+                           struct file_probes *probes)
 {
     errno = 0;
     int has_dynsym = symbol_table_read(file->elf, SHT_DYNSYM, &g->symbols);
@@ -207,7 +209,7 @@ static void gather_symbols(const struct module_info *module, struct opened_elf *
     if (has_symtab == 0 && module->memory_image == NULL) {
         errno = 0;
         debug->elf = debug_file_open(file->elf, module->file_path, module->build_id,
-                                     module->build_id_length, &debug->fd);
+                                     module->build_id_length, &debug->fd, probes);
         if (debug->elf == NULL && errno == ENOMEM)
             g->out_of_memory = 1;
         if (debug->elf != NULL) {
@@ -221,7 +223,8 @@ static void gather_symbols(const struct module_info *module, struct opened_elf *
 /* Lines are kept whole or not at all: a table cut by running out of
  * memory could give a wrong line to the addresses after the cut. */
 static void gather_lines(const struct module_info *module, struct opened_elf *file,
-                         struct opened_elf *debug, size_t budget, struct gathered *g)
+                         struct opened_elf *debug, size_t budget, struct gathered *g,
+                         struct file_probes *probes)
 {
     int out_of_memory = 0;
     errno = 0;
@@ -231,7 +234,7 @@ static void gather_lines(const struct module_info *module, struct opened_elf *fi
         if (debug->elf == NULL) {
             errno = 0;
             debug->elf = debug_file_open(file->elf, module->file_path, module->build_id,
-                                         module->build_id_length, &debug->fd);
+                                         module->build_id_length, &debug->fd, probes);
             out_of_memory = debug->elf == NULL && errno == ENOMEM;
         }
         if (debug->elf != NULL) {
@@ -252,6 +255,13 @@ static void gather_lines(const struct module_info *module, struct opened_elf *fi
 const struct module_data *module_data_build(const struct module_info *module,
                                             size_t line_budget, size_t *line_bytes)
 {
+    return module_data_build_recorded(module, line_budget, line_bytes, NULL);
+}
+
+const struct module_data *module_data_build_recorded(const struct module_info *module,
+                                                     size_t line_budget, size_t *line_bytes,
+                                                     struct file_probes *probes)
+{
     struct opened_elf file, debug = { NULL, -1 };
     struct gathered g;
 
@@ -260,9 +270,9 @@ const struct module_data *module_data_build(const struct module_info *module,
     errno = 0;
     if (open_module(module, &file) < 0)
         return NULL; /* errno ENOMEM, or why the file is not used */
-    gather_symbols(module, &file, &debug, &g);
+    gather_symbols(module, &file, &debug, &g, probes);
     if (line_budget > 0)
-        gather_lines(module, &file, &debug, line_budget, &g);
+        gather_lines(module, &file, &debug, line_budget, &g, probes);
     const struct module_data *data = pack(&g);
     if (data != NULL)
         *line_bytes = line_table_packed_size(&g.lines);

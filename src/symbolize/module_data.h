@@ -16,4 +16,11 @@
 const struct module_data *module_data_build(const struct module_info *module,
                                             size_t line_budget, size_t *line_bytes);
 
+/* The same, recording in PROBES every debug file candidate looked at
+ * (src/symbolize/file_probes.h), so that a cached copy can be checked. */
+struct file_probes;
+const struct module_data *module_data_build_recorded(const struct module_info *module,
+                                                     size_t line_budget, size_t *line_bytes,
+                                                     struct file_probes *probes);
+
 #endif

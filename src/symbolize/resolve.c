@@ -214,6 +214,7 @@ static Dwfl *open_self(void)
         .debuginfo_path = &debuginfo_pointer,
     };
     pthread_once(&debuginfo_once, debuginfo_set);
+    elf_version(EV_CURRENT); /* the index may never have read a file (a warm cache) */
     Dwfl *dwfl = dwfl_begin(&callbacks);
     if (dwfl == NULL)
         return NULL;

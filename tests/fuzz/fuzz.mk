@@ -14,7 +14,7 @@ FUZZ_SECONDS ?= 20
 FUZZ_FLAGS   := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Iinclude -Isrc -Itools/leaks
 FUZZ_HEADERS := $(wildcard include/*.h src/*/*.h tools/leaks/*.h)
-FUZZ_TARGETS := options state_blob trace_line trace_file elf_index dwarf_lines
+FUZZ_TARGETS := options state_blob trace_line trace_file elf_index dwarf_lines index_cache
 
 $(FUZZ_DIR)/fuzz_options: tests/fuzz/fuzz_options.c src/base/options.c $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
@@ -27,6 +27,11 @@ $(FUZZ_DIR)/fuzz_state_blob: tests/fuzz/fuzz_state_blob.c src/hooks/state_blob.c
 $(FUZZ_DIR)/fuzz_trace_line: tests/fuzz/fuzz_trace_line.c tools/leaks/trace_reader.c $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
+
+$(FUZZ_DIR)/fuzz_index_cache: tests/fuzz/fuzz_index_cache.c src/symbolize/index_cache.c \
+	src/symbolize/file_probes.c $(FUZZ_HEADERS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(DEP_CFLAGS) $(filter %.c,$^) -o $@
 
 # The builder and the lookup alone, instrumented (not the library's
 # constructors, which would index the fuzzer itself).
@@ -50,7 +55,13 @@ $(FUZZ_DIR)/fuzz_dwarf_lines: tests/fuzz/fuzz_dwarf_lines.c src/symbolize/line_t
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(DEP_CFLAGS) $(filter %.c,$^) -o $@ $(DEP_LIBS)
 
 # Seeds: real inputs of each kind.
-fuzz-seeds: all $(BUILD)/tests/state_program $(BUILD)/tests/mtrace_program $(BUILD)/tests/fixture_lib.so
+fuzz-seeds: all $(BUILD)/tests/state_program $(BUILD)/tests/mtrace_program $(BUILD)/tests/fixture_lib.so \
+	$(BUILD)/tests/cache_probe
+	rm -rf $(FUZZ_DIR)/seeds/index_cache && mkdir -p $(FUZZ_DIR)/seeds/index_cache
+	chmod 700 $(FUZZ_DIR)/seeds/index_cache
+	EXECINFO_EX_OPTIONS=index_cache=$(CURDIR)/$(FUZZ_DIR)/seeds/index_cache:lines=all \
+		$(BUILD)/tests/cache_probe > /dev/null
+	find $(FUZZ_DIR)/seeds/index_cache -name '*.idx' -size +256k -delete
 	@mkdir -p $(FUZZ_DIR)/seeds/options $(FUZZ_DIR)/seeds/state_blob $(FUZZ_DIR)/seeds/trace_line
 	printf 'handler=1:frames=16:guard=16:quarantine=4M:report=/tmp/r' > $(FUZZ_DIR)/seeds/options/1
 	printf 'heap=0:mtrace_frames=8:format=json:signals=segv,abrt' > $(FUZZ_DIR)/seeds/options/2

@@ -1,0 +1,272 @@
+/* load_cost.c: what loading our libraries costs a process, in CPU time
+ * (user + system of the children, getrusage), with the index cache off,
+ * cold (an empty cache directory) and warm (one filled by an earlier run).
+ *
+ * Contenders: plain; LD_PRELOAD of the core library with handler=1; of
+ * the hooks library with heap=0. Workloads: a trivial program (/bin/true)
+ * started N times, CPU per process; a shell loop that starts 200
+ * processes, all under the preload; make -j2 of many small units. Each
+ * repetition runs every contender once, the order rotating; medians.
+ *
+ * Usage: load_cost BUILD_DIR [REPETITIONS]. A benchmark, not a test:
+ * it checks no timing. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define CONTENDERS 3
+#define CACHE_MODES 3
+#define MAX_REPETITIONS 31
+#define TRUE_RUNS 100
+#define UNITS 24
+
+static const char *const contender_names[CONTENDERS] = { "plain", "core, handler=1",
+                                                        "hooks, heap=0" };
+static const char *const cache_names[CACHE_MODES] = { "index_cache=0", "cold cache",
+                                                      "warm cache" };
+static char core_library[4096], hooks_library[4096], scratch[4096];
+
+static double children_cpu(void)
+{
+    struct rusage usage;
+    getrusage(RUSAGE_CHILDREN, &usage);
+    return (double)usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 +
+           (double)usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+}
+
+static void fail(const char *what)
+{
+    fprintf(stderr, "load_cost: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+/* Run ARGV with the environment plus PRELOAD and OPTIONS (NULL: none);
+ * returns the exit status. */
+static int run(char *const argv[], const char *preload, const char *options)
+{
+    size_t count = 0;
+    while (environ[count] != NULL)
+        count++;
+    char **env = calloc(count + 3, sizeof *env);
+    size_t used = 0;
+    char preload_entry[4200], options_entry[4200];
+    for (size_t i = 0; i < count; i++)
+        if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
+            strncmp(environ[i], "EXECINFO_EX_OPTIONS=", 20) != 0)
+            env[used++] = environ[i];
+    if (preload != NULL) {
+        snprintf(preload_entry, sizeof preload_entry, "LD_PRELOAD=%s", preload);
+        env[used++] = preload_entry;
+    }
+    if (options != NULL) {
+        snprintf(options_entry, sizeof options_entry, "EXECINFO_EX_OPTIONS=%s", options);
+        env[used++] = options_entry;
+    }
+    pid_t pid;
+    int status;
+    if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, env) != 0)
+        fail(argv[0]);
+    free(env);
+    if (waitpid(pid, &status, 0) < 0)
+        fail("waitpid");
+    return status;
+}
+
+static void remove_tree(const char *path)
+{
+    char *argv[] = { "rm", "-rf", (char *)path, NULL };
+    run(argv, NULL, NULL);
+}
+
+/* The preload and options of CONTENDER with CACHE (a directory, or NULL
+ * for index_cache=0). */
+static void setting(int contender, const char *cache, const char **preload, char *options,
+                    size_t size)
+{
+    char cache_option[4200];
+    if (cache != NULL)
+        snprintf(cache_option, sizeof cache_option, "index_cache=%s", cache);
+    else
+        snprintf(cache_option, sizeof cache_option, "index_cache=0");
+    *preload = contender == 0 ? NULL : contender == 1 ? core_library : hooks_library;
+    snprintf(options, size, "%s:%s", contender == 1 ? "handler=1" : "heap=0", cache_option);
+}
+
+/* A fresh empty cache directory for one cold sample. */
+static const char *cold_directory(void)
+{
+    static char path[4200];
+    static unsigned serial;
+    snprintf(path, sizeof path, "%s/cold-%u", scratch, serial++);
+    remove_tree(path);
+    return path;
+}
+
+static const char *warm_directory(void)
+{
+    static char path[4200];
+    snprintf(path, sizeof path, "%s/warm", scratch);
+    return path;
+}
+
+static const char *directory_for(int mode)
+{
+    return mode == 0 ? NULL : mode == 1 ? cold_directory() : warm_directory();
+}
+
+/* CPU per process of /bin/true; cold: each process with an empty cache. */
+static double sample_true(int contender, int mode)
+{
+    char options[4400];
+    const char *preload;
+    char *argv[] = { "/bin/true", NULL };
+    double total = 0;
+    for (int i = 0; i < TRUE_RUNS; i++) {
+        setting(contender, directory_for(mode), &preload, options, sizeof options);
+        double before = children_cpu();
+        run(argv, preload, contender == 0 ? NULL : options);
+        total += children_cpu() - before;
+    }
+    return total / TRUE_RUNS;
+}
+
+static double sample_shell(int contender, int mode)
+{
+    char options[4400];
+    const char *preload;
+    char *argv[] = { "sh", "-c",
+                     "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done", NULL };
+    setting(contender, directory_for(mode), &preload, options, sizeof options);
+    double before = children_cpu();
+    run(argv, preload, contender == 0 ? NULL : options);
+    return children_cpu() - before;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *file = fopen(path, "w");
+    if (file == NULL || fputs(text, file) < 0 || fclose(file) != 0)
+        fail(path);
+}
+
+static void make_project(void)
+{
+    char path[4400], text[512];
+    snprintf(path, sizeof path, "%s/project", scratch);
+    mkdir(path, 0700);
+    for (int i = 0; i < UNITS; i++) {
+        snprintf(path, sizeof path, "%s/project/unit%d.c", scratch, i);
+        snprintf(text, sizeof text,
+                 "#include <stdio.h>\n#include <string.h>\n"
+                 "int unit%d(const char *s) { char b[64]; snprintf(b, sizeof b, \"%%s%d\", s);\n"
+                 "  return (int)strlen(b); }\n", i, i);
+        write_file(path, text);
+    }
+    snprintf(path, sizeof path, "%s/project/Makefile", scratch);
+    write_file(path, "SOURCES := $(wildcard unit*.c)\n"
+                     "all: $(SOURCES:.c=.o)\n"
+                     "%.o: %.c\n\tcc -O1 -c $< -o $@\n"
+                     "clean:\n\trm -f *.o\n");
+}
+
+static double sample_make(int contender, int mode)
+{
+    char options[4400], directory[4400];
+    const char *preload;
+    snprintf(directory, sizeof directory, "%s/project", scratch);
+    char *clean[] = { "make", "-s", "-C", directory, "clean", NULL };
+    char *build[] = { "make", "-s", "-j2", "-C", directory, NULL };
+    run(clean, NULL, NULL);
+    setting(contender, directory_for(mode), &preload, options, sizeof options);
+    double before = children_cpu();
+    if (run(build, preload, contender == 0 ? NULL : options) != 0) {
+        errno = 0;
+        fail("make");
+    }
+    return children_cpu() - before;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double left = *(const double *)a, right = *(const double *)b;
+    return left < right ? -1 : left > right;
+}
+
+static double median(double *values, int count)
+{
+    qsort(values, (size_t)count, sizeof *values, by_value);
+    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
+}
+
+typedef double sampler(int contender, int mode);
+
+static void table(const char *title, sampler *sample, int repetitions, double unit,
+                  const char *unit_name)
+{
+    double values[CONTENDERS][CACHE_MODES][MAX_REPETITIONS];
+    for (int r = 0; r < repetitions; r++)
+        for (int k = 0; k < CONTENDERS * CACHE_MODES; k++) {
+            int slot = (k + r) % (CONTENDERS * CACHE_MODES);
+            int contender = slot / CACHE_MODES, mode = slot % CACHE_MODES;
+            /* plain does not depend on the cache: one figure, sampled thrice */
+            values[contender][mode][r] = sample(contender, contender == 0 ? 0 : mode);
+        }
+    printf("\n%s (CPU, user + system, median of %d)\n", title, repetitions);
+    printf("   %-18s %16s %16s %16s\n", "", cache_names[0], cache_names[1], cache_names[2]);
+    double plain = 0;
+    for (int contender = 0; contender < CONTENDERS; contender++) {
+        double figure[CACHE_MODES];
+        for (int mode = 0; mode < CACHE_MODES; mode++)
+            figure[mode] = median(values[contender][mode], repetitions);
+        if (contender == 0) {
+            double all[CACHE_MODES * MAX_REPETITIONS];
+            for (int mode = 0; mode < CACHE_MODES; mode++)
+                memcpy(all + mode * repetitions, values[0][mode], repetitions * sizeof(double));
+            plain = median(all, CACHE_MODES * repetitions);
+            printf("   %-18s %13.3f %s\n", contender_names[0], plain / unit, unit_name);
+            continue;
+        }
+        printf("   %-18s", contender_names[contender]);
+        for (int mode = 0; mode < CACHE_MODES; mode++)
+            printf(" %9.3f %s %5.2fx", figure[mode] / unit, unit_name, figure[mode] / plain);
+        printf("\n");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: load_cost BUILD_DIR [REPETITIONS]\n");
+        return 2;
+    }
+    int repetitions = argc > 2 ? atoi(argv[2]) : 5;
+    if (repetitions < 1 || repetitions > MAX_REPETITIONS)
+        repetitions = 5;
+    snprintf(core_library, sizeof core_library, "%s/libexecinfo_ex.so", argv[1]);
+    snprintf(hooks_library, sizeof hooks_library, "%s/libexecinfo_ex_hooks.so", argv[1]);
+    snprintf(scratch, sizeof scratch, "/tmp/execinfo_ex_load_cost-%ld", (long)getpid());
+    if (mkdir(scratch, 0700) != 0)
+        fail(scratch);
+    make_project();
+    /* Fill the warm cache: every program of every workload, once. */
+    for (int contender = 1; contender < CONTENDERS; contender++) {
+        sample_true(contender, 2);
+        sample_shell(contender, 2);
+        sample_make(contender, 2);
+    }
+    printf("Loading the libraries: CPU per process (loaded machine: 2 shared cores)\n");
+    table("1. /bin/true, per process (ms)", sample_true, repetitions, 1e-3, "ms");
+    table("2. sh loop starting 200 processes (s)", sample_shell, repetitions, 1, "s ");
+    table("3. make -j2 of 24 small units (s)", sample_make, repetitions, 1, "s ");
+    remove_tree(scratch);
+    return 0;
+}

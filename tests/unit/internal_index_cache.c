@@ -1,0 +1,509 @@
+/* internal_index_cache.c: the persistent index cache (src/symbolize/
+ * index_cache.c). A second process reads what the first stored; damaged,
+ * stale and hostile files are refused and built again; the directory must
+ * be ours; crash reports name the same frames with and without it. No
+ * timing is asserted: the counters say what happened. */
+#include "support.h"
+#include "symbolize/index_cache.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/personality.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+struct probe {
+    int enabled;
+    unsigned long long loaded, missed, refused, stored, store_failed;
+    size_t modules, symbols, lines;
+};
+
+static const char *tests_dir(void)
+{
+    const char *dir = getenv("EXECINFO_EX_TESTS");
+    return dir != NULL ? dir : "build/tests";
+}
+
+static char options_entry[512];
+static rlim_t file_size_limit = RLIM_INFINITY;
+
+static void set_options(void *context)
+{
+    putenv(options_entry);
+    struct rlimit limit = { file_size_limit, file_size_limit };
+    if (file_size_limit != RLIM_INFINITY)
+        setrlimit(RLIMIT_FSIZE, &limit);
+    (void)context;
+}
+
+/* Run cache_probe with EXECINFO_EX_OPTIONS=OPTIONS. */
+static struct probe run_probe(const char *options)
+{
+    static struct child_result result;
+    char program[512];
+    snprintf(program, sizeof program, "%s/cache_probe", tests_dir());
+    snprintf(options_entry, sizeof options_entry, "EXECINFO_EX_OPTIONS=%s", options);
+    char *argv[] = { program, NULL };
+    run_program(program, argv, set_options, NULL, &result);
+    assert_exited_with(&result, 0);
+    struct probe probe;
+    cr_assert_eq(sscanf(result.output,
+                        "enabled=%d loaded=%llu missed=%llu refused=%llu stored=%llu "
+                        "store_failed=%llu modules=%zu symbols=%zu lines=%zu",
+                        &probe.enabled, &probe.loaded, &probe.missed, &probe.refused,
+                        &probe.stored, &probe.store_failed, &probe.modules, &probe.symbols,
+                        &probe.lines),
+                 9, "%s", result.output);
+    return probe;
+}
+
+static char made_directories[4][64];
+static int made_count;
+
+static void remove_made_directories(void)
+{
+    for (int i = 0; i < made_count; i++) {
+        char command[1024];
+        snprintf(command, sizeof command, "chattr -i %s 2>/dev/null; rm -rf %s %s-link",
+                 made_directories[i], made_directories[i], made_directories[i]);
+        if (system(command) != 0)
+            continue;
+    }
+}
+
+/* A fresh private directory under /tmp, removed when the test's process
+ * exits. */
+static void fresh_directory(char *path, size_t size)
+{
+    snprintf(path, size, "/tmp/execinfo_ex_cache_test-XXXXXX");
+    cr_assert_not_null(mkdtemp(path));
+    if (made_count == 0)
+        atexit(remove_made_directories);
+    if (made_count < 4)
+        snprintf(made_directories[made_count++], sizeof made_directories[0], "%s", path);
+}
+
+static void cache_option(char *options, size_t size, const char *directory, const char *more)
+{
+    snprintf(options, size, "index_cache=%s%s%s", directory, more[0] ? ":" : "", more);
+}
+
+/* The names of the .idx files of DIRECTORY, at most CAPACITY. */
+static int cache_files(const char *directory, char names[][320], int capacity)
+{
+    DIR *listing = opendir(directory);
+    cr_assert_not_null(listing);
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(listing)) != NULL && count < capacity) {
+        size_t length = strlen(entry->d_name);
+        if (length > 4 && strcmp(entry->d_name + length - 4, ".idx") == 0)
+            snprintf(names[count++], 320, "%s/%s", directory, entry->d_name);
+    }
+    closedir(listing);
+    return count;
+}
+
+static unsigned char *read_file(const char *path, size_t *size)
+{
+    int fd = open(path, O_RDONLY);
+    cr_assert_geq(fd, 0, "%s", path);
+    struct stat status;
+    cr_assert_eq(fstat(fd, &status), 0);
+    /* 8-aligned, as the loader's memory is */
+    unsigned char *bytes = aligned_alloc(16, ((size_t)status.st_size + 16) & ~(size_t)15);
+    cr_assert_not_null(bytes);
+    cr_assert_eq(read(fd, bytes, (size_t)status.st_size), status.st_size);
+    close(fd);
+    *size = (size_t)status.st_size;
+    return bytes;
+}
+
+static void write_file(const char *path, const unsigned char *bytes, size_t size)
+{
+    unlink(path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    cr_assert_geq(fd, 0, "%s", path);
+    cr_assert_eq(write(fd, bytes, size), (ssize_t)size);
+    close(fd);
+}
+
+Test(index_cache, a_second_process_reads_what_the_first_stored)
+{
+    char directory[64], options[256];
+    fresh_directory(directory, sizeof directory);
+    cache_option(options, sizeof options, directory, "");
+    struct probe first = run_probe(options);
+    cr_assert_eq(first.enabled, 1);
+    cr_assert_eq(first.loaded, 0);
+    cr_assert_gt(first.stored, 2, "stored %llu", first.stored);
+    cr_assert_eq(first.store_failed, 0);
+    char names[64][320];
+    cr_assert_eq((unsigned long long)cache_files(directory, names, 64), first.stored);
+
+    struct probe second = run_probe(options);
+    cr_assert_eq(second.loaded, first.stored, "loaded %llu of %llu", second.loaded, first.stored);
+    cr_assert_eq(second.missed, 0);
+    cr_assert_eq(second.refused, 0);
+    cr_assert_eq(second.stored, 0);
+    cr_assert_eq(second.symbols, first.symbols);
+    cr_assert_eq(second.lines, first.lines);
+    cr_assert_gt(second.lines, 0, "lines=main: the probe's own lines come from the cache");
+
+    /* Without the cache, the same index. */
+    struct probe off = run_probe("index_cache=0");
+    cr_assert_eq(off.enabled, 0);
+    cr_assert_eq(off.loaded + off.stored, 0);
+    cr_assert_eq(off.symbols, first.symbols);
+    cr_assert_eq(off.lines, first.lines);
+
+    /* Other options shape other files: lines=none is a second set. */
+    cache_option(options, sizeof options, directory, "lines=none");
+    struct probe without_lines = run_probe(options);
+    cr_assert_gt(without_lines.stored, 0);
+    cr_assert_eq(without_lines.lines, 0);
+    cr_assert_eq(without_lines.symbols, first.symbols);
+}
+
+/* Each damage, applied to every file of a filled directory: the next
+ * process refuses those files, builds the same index and stores it again. */
+enum damage { TRUNCATED, BYTE_FLIPPED, BAD_OFFSET, SYMLINK, WRITABLE_BY_OTHERS,
+              OTHER_OWNER, SECOND_LINK, EMPTY, DAMAGES };
+
+static void apply(enum damage damage, const char *path, const char *directory, int serial)
+{
+    size_t size;
+    unsigned char *bytes = read_file(path, &size);
+    char other[512];
+    switch (damage) {
+    case TRUNCATED:
+        cr_assert_eq(truncate(path, (off_t)size / 2), 0);
+        break;
+    case BYTE_FLIPPED:
+        bytes[size - 1 - (size_t)serial % (size / 2)] ^= 0x40;
+        write_file(path, bytes, size);
+        break;
+    case BAD_OFFSET: {
+        /* a checksum that matches: only the bounds check can refuse it */
+        size_t at = index_cache_header_bytes() + offsetof(struct index_symbol, name);
+        if (size >= at + 4) {
+            uint32_t name = 0xfffffff0u;
+            memcpy(bytes + at, &name, sizeof name);
+        }
+        uint64_t checksum = index_cache_image_checksum(bytes, size);
+        memcpy(bytes + INDEX_CACHE_CHECKSUM_AT, &checksum, sizeof checksum);
+        cr_assert_eq(index_cache_image_valid(bytes, size), 0);
+        write_file(path, bytes, size);
+        break;
+    }
+    case SYMLINK:
+        snprintf(other, sizeof other, "%s/target-%d", directory, serial);
+        write_file(other, bytes, size);
+        cr_assert_eq(unlink(path), 0);
+        cr_assert_eq(symlink(other, path), 0);
+        break;
+    case WRITABLE_BY_OTHERS:
+        cr_assert_eq(chmod(path, 0622), 0);
+        break;
+    case OTHER_OWNER:
+        if (geteuid() != 0)
+            cr_skip_test("chown needs root");
+        cr_assert_eq(chown(path, geteuid() + 4242, (gid_t)-1), 0);
+        break;
+    case SECOND_LINK:
+        snprintf(other, sizeof other, "%s/link-%d", directory, serial);
+        cr_assert_eq(link(path, other), 0);
+        break;
+    case EMPTY:
+        cr_assert_eq(truncate(path, 0), 0);
+        break;
+    default:
+        break;
+    }
+    free(bytes);
+}
+
+static void damaged_files_are_refused(enum damage damage)
+{
+    char directory[64], options[256], names[64][320];
+    fresh_directory(directory, sizeof directory);
+    cache_option(options, sizeof options, directory, "");
+    struct probe clean = run_probe(options);
+    int count = cache_files(directory, names, 64);
+    cr_assert_gt(count, 2);
+    for (int i = 0; i < count; i++)
+        apply(damage, names[i], directory, i);
+    struct probe damaged = run_probe(options);
+    cr_assert_eq(damaged.loaded, 0, "damage %d: %llu damaged files used", damage, damaged.loaded);
+    cr_assert_eq(damaged.refused, (unsigned long long)count, "damage %d: refused %llu of %d",
+                 damage, damaged.refused, count);
+    cr_assert_eq(damaged.stored, (unsigned long long)count);
+    cr_assert_eq(damaged.symbols, clean.symbols);
+    cr_assert_eq(damaged.lines, clean.lines);
+    /* and the files stored again are good */
+    struct probe again = run_probe(options);
+    cr_assert_eq(again.loaded, (unsigned long long)count);
+    cr_assert_eq(again.refused, 0);
+}
+
+Test(index_cache, a_truncated_file_is_refused) { damaged_files_are_refused(TRUNCATED); }
+Test(index_cache, a_changed_byte_is_refused) { damaged_files_are_refused(BYTE_FLIPPED); }
+Test(index_cache, an_offset_out_of_bounds_is_refused) { damaged_files_are_refused(BAD_OFFSET); }
+Test(index_cache, a_symlink_is_refused) { damaged_files_are_refused(SYMLINK); }
+Test(index_cache, a_file_others_may_write_is_refused) { damaged_files_are_refused(WRITABLE_BY_OTHERS); }
+Test(index_cache, a_file_of_another_owner_is_refused) { damaged_files_are_refused(OTHER_OWNER); }
+Test(index_cache, a_file_with_a_second_link_is_refused) { damaged_files_are_refused(SECOND_LINK); }
+Test(index_cache, an_empty_file_is_refused) { damaged_files_are_refused(EMPTY); }
+
+/* The validator alone, on one real file: every single-byte change is
+ * refused (the checksum), and random changes with the checksum made to
+ * match never pass with an offset out of bounds. */
+Test(index_cache, the_validator_refuses_changes)
+{
+    char directory[64], options[256], names[64][320];
+    fresh_directory(directory, sizeof directory);
+    cache_option(options, sizeof options, directory, "lines=none");
+    run_probe(options);
+    int count = cache_files(directory, names, 64);
+    cr_assert_gt(count, 0);
+    /* the smallest file: a full single-byte sweep stays short */
+    size_t size = 0, smallest = SIZE_MAX;
+    unsigned char *image = NULL;
+    for (int i = 0; i < count; i++) {
+        size_t this_size;
+        unsigned char *bytes = read_file(names[i], &this_size);
+        if (this_size < smallest) {
+            free(image);
+            image = bytes;
+            smallest = size = this_size;
+        } else {
+            free(bytes);
+        }
+    }
+    cr_assert_eq(index_cache_image_valid(image, size), 1);
+    for (size_t at = 0; at < size; at++) {
+        image[at] ^= 0x01;
+        cr_assert_eq(index_cache_image_valid(image, size), 0, "byte %zu", at);
+        image[at] ^= 0x01;
+    }
+    for (size_t cut = 0; cut < size; cut += 1 + cut / 8)
+        cr_assert_eq(index_cache_image_valid(image, cut), 0, "cut at %zu", cut);
+    unsigned char *copy = aligned_alloc(16, (size + 16) & ~(size_t)15);
+    unsigned seed = 14;
+    for (int round = 0; round < 20000; round++) {
+        memcpy(copy, image, size);
+        for (int changes = 1 + rand_r(&seed) % 4; changes > 0; changes--)
+            copy[(size_t)rand_r(&seed) % size] = (unsigned char)rand_r(&seed);
+        uint64_t checksum = index_cache_image_checksum(copy, size);
+        memcpy(copy + INDEX_CACHE_CHECKSUM_AT, &checksum, sizeof checksum);
+        if (!index_cache_image_valid(copy, size))
+            continue;
+        /* accepted: then everything it points at is inside */
+        uint64_t symbol_count, line_count, strings_bytes;
+        size_t counts_at = size; /* read through the public layout: header, symbols, ... */
+        (void)counts_at;
+        memcpy(&symbol_count, copy + index_cache_header_bytes() - 5 * 8, 8);
+        memcpy(&line_count, copy + index_cache_header_bytes() - 4 * 8, 8);
+        memcpy(&strings_bytes, copy + index_cache_header_bytes() - 3 * 8, 8);
+        const struct index_symbol *symbols =
+            (const struct index_symbol *)(copy + index_cache_header_bytes());
+        for (uint64_t i = 0; i < symbol_count; i++)
+            cr_assert_lt(symbols[i].name, strings_bytes);
+    }
+    free(copy);
+    free(image);
+}
+
+Test(index_cache, the_directory_must_be_ours)
+{
+    char directory[64], options[256], target[128];
+    fresh_directory(directory, sizeof directory);
+    cache_option(options, sizeof options, directory, "");
+
+    cr_assert_eq(chmod(directory, 0755), 0);
+    struct probe open_to_others = run_probe(options);
+    cr_assert_eq(open_to_others.enabled, 0);
+    cr_assert_eq(open_to_others.stored, 0);
+
+    cr_assert_eq(chmod(directory, 0700), 0);
+    snprintf(target, sizeof target, "%s-link", directory);
+    cr_assert_eq(symlink(directory, target), 0);
+    cache_option(options, sizeof options, target, "");
+    cr_assert_eq(run_probe(options).enabled, 0, "a symlink to the directory");
+
+    if (geteuid() == 0) {
+        cr_assert_eq(chown(directory, 4242, (gid_t)-1), 0);
+        cache_option(options, sizeof options, directory, "");
+        struct probe foreign = run_probe(options);
+        cr_assert_eq(foreign.enabled, 0, "a directory of another user");
+        cr_assert_eq(chown(directory, 0, (gid_t)-1), 0);
+    }
+
+    /* A directory that does not exist is made, 0700. */
+    char made[128];
+    snprintf(made, sizeof made, "%s/new", directory);
+    cache_option(options, sizeof options, made, "");
+    struct probe fresh = run_probe(options);
+    cr_assert_eq(fresh.enabled, 1);
+    struct stat status;
+    cr_assert_eq(stat(made, &status), 0);
+    cr_assert_eq(status.st_mode & 0777, 0700);
+    cr_assert_gt(fresh.stored, 0);
+}
+
+/* ---- crash reports, with and without the cache ---- */
+
+static char crash_options[512], crash_library[512], crash_preload[600];
+
+static void prepare_crash(void *context)
+{
+    (void)context;
+    personality(ADDR_NO_RANDOMIZE); /* the same addresses in every run */
+    putenv(crash_options);
+    putenv(crash_library);
+    putenv(crash_preload);
+}
+
+/* Runtime addresses (0x and 9 or more digits) as "ADDRESS": where a
+ * dlopen'd module lands depends on the mappings made before it, which
+ * the cache changes (one mapping for the data read, not one a module).
+ * Offsets inside functions and modules are kept. */
+static void without_addresses(char *text)
+{
+    char *to = text;
+    for (const char *at = text; *at != '\0';) {
+        size_t digits = 0;
+        if (at[0] == '0' && at[1] == 'x')
+            while ((at[2 + digits] >= '0' && at[2 + digits] <= '9') ||
+                   (at[2 + digits] >= 'a' && at[2 + digits] <= 'f'))
+                digits++;
+        if (digits >= 9) {
+            memcpy(to, "ADDRESS", 7);
+            to += 7;
+            at += 2 + digits;
+        } else {
+            *to++ = *at++;
+        }
+    }
+    *to = '\0';
+}
+
+/* The frame and module lines of a crash of dlopen_crash (fixture_lib.so,
+ * the program, libc), under the preloaded core library. */
+static void crash_frames(const char *options, char *out, size_t size)
+{
+    static struct child_result result;
+    char program[512];
+    const char *library = getenv("EXECINFO_EX_LIBRARY");
+    cr_assert_not_null(library, "EXECINFO_EX_LIBRARY (make test sets it)");
+    snprintf(program, sizeof program, "%s/dlopen_crash", tests_dir());
+    snprintf(crash_options, sizeof crash_options, "EXECINFO_EX_OPTIONS=handler=1:%s", options);
+    snprintf(crash_library, sizeof crash_library, "FIXTURE_LIB=%s/fixture_lib.so", tests_dir());
+    snprintf(crash_preload, sizeof crash_preload, "LD_PRELOAD=%s", library);
+    char *argv[] = { program, NULL };
+    run_program(program, argv, prepare_crash, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    size_t used = 0;
+    out[0] = '\0';
+    for (char *line = strtok(result.output, "\n"); line != NULL; line = strtok(NULL, "\n"))
+        if ((line[0] == '#' || strncmp(line, "  0x", 4) == 0) && used + strlen(line) + 2 < size)
+            used += (size_t)snprintf(out + used, size - used, "%s\n", line);
+    without_addresses(out);
+}
+
+static void same_frames(const char *more)
+{
+    char directory[64], options[256];
+    static char without[1 << 14], cold[1 << 14], warm[1 << 14];
+    fresh_directory(directory, sizeof directory);
+    snprintf(options, sizeof options, "index_cache=0%s%s", more[0] ? ":" : "", more);
+    crash_frames(options, without, sizeof without);
+    cache_option(options, sizeof options, directory, more);
+    crash_frames(options, cold, sizeof cold);
+    crash_frames(options, warm, sizeof warm);
+    cr_assert(strstr(without, "fixture_crash_inner") != NULL, "%s", without);
+    cr_assert(strstr(without, "__libc_start_call_main") != NULL, "%s", without);
+    cr_assert_str_eq(cold, without);
+    cr_assert_str_eq(warm, without);
+    char names[64][320];
+    cr_assert_gt(cache_files(directory, names, 64), 2, "the warm run had files to read");
+}
+
+Test(index_cache, a_crash_names_the_same_frames_with_and_without_it) { same_frames(""); }
+Test(index_cache, with_every_line_table_too) { same_frames("lines=all"); }
+
+/* ---- the shared library, warm: no ELF file read, libdw not loaded ---- */
+
+static char debug_options[512], debug_preload[600];
+
+static void prepare_loader_debug(void *context)
+{
+    (void)context;
+    putenv(debug_options);
+    putenv(debug_preload);
+    putenv("LD_DEBUG=files"); /* the loader names every object it loads */
+}
+
+static void run_true_preloaded(const char *directory, struct child_result *result)
+{
+    const char *library = getenv("EXECINFO_EX_LIBRARY");
+    cr_assert_not_null(library, "EXECINFO_EX_LIBRARY (make test sets it)");
+    snprintf(debug_options, sizeof debug_options, "EXECINFO_EX_OPTIONS=handler=1:index_cache=%s",
+             directory);
+    snprintf(debug_preload, sizeof debug_preload, "LD_PRELOAD=%s", library);
+    char *argv[] = { "/bin/true", NULL };
+    run_program("/bin/true", argv, prepare_loader_debug, NULL, result);
+    assert_exited_with(result, 0);
+}
+
+Test(index_cache, a_warm_process_does_not_load_libdw)
+{
+    static struct child_result cold, warm;
+    char directory[64];
+    fresh_directory(directory, sizeof directory);
+    run_true_preloaded(directory, &cold);
+    cr_assert(strstr(cold.output, "file=libdw.so.1") != NULL, "cold: libdw read the modules:\n%s",
+              cold.output);
+    run_true_preloaded(directory, &warm);
+    cr_assert(strstr(warm.output, "libexecinfo_ex.so.0") != NULL, "%s", warm.output);
+    cr_assert(strstr(warm.output, "file=libdw.so.1") == NULL, "warm: libdw loaded:\n%s",
+              warm.output);
+    cr_assert(strstr(warm.output, "file=libelf.so.1") == NULL, "warm: libelf loaded:\n%s",
+              warm.output);
+}
+
+/* A directory nothing can be written to (immutable: root too) and a file
+ * size limit: the program runs as without the cache, stores nothing, and
+ * is not killed by SIGXFSZ. */
+Test(index_cache, a_directory_that_cannot_be_written)
+{
+    char directory[64], options[256], command[160];
+    fresh_directory(directory, sizeof directory);
+    cache_option(options, sizeof options, directory, "");
+    snprintf(command, sizeof command, "chattr +i %s 2>/dev/null", directory);
+    if (system(command) != 0)
+        cr_skip_test("chattr +i is not available here");
+    struct probe read_only = run_probe(options);
+    snprintf(command, sizeof command, "chattr -i %s", directory);
+    cr_assert_eq(system(command), 0);
+    cr_assert_eq(read_only.enabled, 1);
+    cr_assert_eq(read_only.stored, 0);
+    cr_assert_eq(read_only.store_failed, 1, "the first failure stops the stores");
+    struct probe off = run_probe("index_cache=0");
+    cr_assert_eq(read_only.symbols, off.symbols);
+    cr_assert_eq(read_only.lines, off.lines);
+}
+
+Test(index_cache, a_file_size_limit)
+{
+    char directory[64], options[256];
+    fresh_directory(directory, sizeof directory);
+    cache_option(options, sizeof options, directory, "");
+    file_size_limit = 4096;
+    struct probe limited = run_probe(options); /* exits 0: not SIGXFSZ */
+    file_size_limit = RLIM_INFINITY;
+    cr_assert_gt(limited.store_failed, 0, "libc's file is larger than the limit");
+    struct probe off = run_probe("index_cache=0");
+    cr_assert_eq(limited.symbols, off.symbols);
+}
