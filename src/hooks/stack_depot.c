@@ -118,25 +118,54 @@ int stack_depot_init(size_t reserve_bytes)
     }
 }
 
-/* Pairs of words multiplied (NH, as UMAC hashes): one multiply per two
- * words, each independent of the others, so they overlap; keys that
- * change with the position, so that the order counts; then a full
- * avalanche, since a product's high bits depend on more input bits than
- * its low ones. Only a hash table's hash: equal hashes are compared word
- * for word. */
+/* Random odd keys, one per position, each below 2^64 - 2^48 so that no
+ * user-space address plus its key wraps to 0 (a zero factor would hide
+ * the other word of its pair). */
+static const uint64_t hash_keys[STACK_DEPOT_MAX_FRAMES] = {
+    0x9daa37e51b591d75u, 0xc15521b1b3dca50bu, 0x86f0ce2ea6ec39c1u, 0x3f372617f0baef3bu,
+    0xbc3199944567ceb1u, 0x4a800646417a8105u, 0x12979bfcbbeb508fu, 0x732242fda8902e33u,
+    0x77744cca4d909eb3u, 0xdf7142dcaf29e6f9u, 0x64d0b50f658c6763u, 0xe8af30f7c70b53bfu,
+    0x4375d0341e4f6f2bu, 0xdeeda8b23927f7d7u, 0x50cef798e6c648e7u, 0xcecf4f4e5ba80781u,
+    0x5c54e05b42a9ba21u, 0xa1fa7d4acde560dbu, 0x842a2f9da1b4ba07u, 0x293a9acc2652f8ffu,
+    0xaa59c1698d242349u, 0x467c0714a9fbd797u, 0x02b7075d2a3a0c79u, 0x11e760a5a6d5b30bu,
+    0x98466a921f7ea79du, 0x071d14815649f8e9u, 0x46287225154d1eb1u, 0xdaa4ed3c3454fae5u,
+    0x61c2df96fa5e2d63u, 0x95522f9a67574c03u, 0xef2eab42fd8cfe33u, 0xe57b37e7704b3d09u,
+    0x182a3add9b872a77u, 0xa40f9ca3df62692du, 0xe2db0c01afd798c3u, 0x942af46d1c8d5359u,
+    0xa32dc48296ce3859u, 0x5d3ffd11a23c1699u, 0xdd66a3582e62fe87u, 0xbf3ba33a183c74e3u,
+    0x7c93a36cdff27e9fu, 0xac18900483872e75u, 0x45552a83319f69e3u, 0x9fc6245573dda733u,
+    0x7c17d84637db2983u, 0x4804ef24cc5994d1u, 0x412ecd08801f772du, 0x1f05f4d11a38b927u,
+    0xffcd88b9d170d65bu, 0x4754665a16ebc80fu, 0x1e47921f47d9e875u, 0x29663157072ad68bu,
+    0x69703feebd8700ebu, 0xafaaa7131d26e313u, 0x960066c386988191u, 0x6cd92a4017cdc79bu,
+    0xf9493d417afdf261u, 0x2b1a7ae1af748c55u, 0x62fe005b88ebf5e7u, 0x4f3d01447485d165u,
+    0x75b728bf7c208071u, 0x6aedf88b6fe205d5u, 0xd3a1c30b986f3043u, 0x41a204e918485df7u,
+};
+
+static uint64_t hash_pair(void *const *frames, int i)
+{
+    return ((uint64_t)(uintptr_t)frames[i] + hash_keys[i]) *
+           ((uint64_t)(uintptr_t)frames[i + 1] + hash_keys[i + 1]);
+}
+
+/* Pairs of words multiplied and summed (NH, as UMAC hashes): one multiply
+ * per two words, each independent of the others, so that they overlap;
+ * keys by position, so that the order counts; then a full avalanche, since
+ * a product's high bits depend on more input bits than its low ones. Only
+ * a hash table's hash: equal hashes are compared word for word. */
 static uint32_t hash_frames(void *const *frames, int count)
 {
-    uint64_t sum = (uint64_t)count * 0x9e3779b97f4a7c15u;
-    uint64_t even_key = 0x8e2b7b5c3a1f4d27u, odd_key = 0x3c6ef372fe94f82bu;
+    uint64_t sum = (uint64_t)count * 0x9e3779b97f4a7c15u, other = 0;
     int i = 0;
-    for (; i + 1 < count; i += 2) {
-        sum += ((uint64_t)(uintptr_t)frames[i] + even_key) *
-               ((uint64_t)(uintptr_t)frames[i + 1] + odd_key);
-        even_key += 0x9e3779b97f4a7c15u;
-        odd_key += 0xbf58476d1ce4e5b9u;
+    for (; i + 3 < count; i += 4) {
+        sum += hash_pair(frames, i);
+        other += hash_pair(frames, i + 2);
+    }
+    if (i + 1 < count) {
+        sum += hash_pair(frames, i);
+        i += 2;
     }
     if (i < count)
-        sum += ((uint64_t)(uintptr_t)frames[i] + even_key) * (odd_key | 1);
+        other += ((uint64_t)(uintptr_t)frames[i] + hash_keys[i]) * 0xc4ceb9fe1a85ec53u;
+    sum ^= other * 0x9e3779b97f4a7c15u;
     sum ^= sum >> 33;
     sum *= 0xff51afd7ed558ccdu;
     sum ^= sum >> 33;
@@ -318,6 +347,12 @@ stack_id stack_depot_put(void *const *frames, int count)
     uint32_t hash = hash_frames(frames, count);
     int top;
     int level = first_level(&top);
+    /* Most lookups end at their first slot: that one without the loop. */
+    _Atomic uint64_t *slots = atomic_load_explicit(&levels[level].slots, memory_order_acquire);
+    uint64_t value = atomic_load_explicit(&slots[hash & (level_slots(level) - 1)], memory_order_acquire);
+    if ((uint32_t)value == hash && value >> 32 != 0 &&
+        same_stack(entry_at((stack_id)(value >> 32)), frames, count))
+        return (stack_id)(value >> 32);
     struct probe p = find(level, hash, hash, frames, count);
     if (p.found != 0 || p.level < 0)
         return p.found;
