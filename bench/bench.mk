@@ -32,7 +32,7 @@ BENCH_PROGRAMS := $(BENCH_DIR)/bench \
 # The heap benchmark's programs (its section is at the end of this file).
 HEAP_BENCH_DIR      := $(BENCH_DIR)/heap
 HEAP_BENCH_PROGRAMS := $(HEAP_BENCH_DIR)/heap_bench $(HEAP_BENCH_DIR)/churn \
-	$(HEAP_BENCH_DIR)/churn_asan $(HEAP_BENCH_DIR)/mtrace_start.so $(BUILD)/libexecinfo_ex_hooks.so
+	$(HEAP_BENCH_DIR)/churn_asan $(HEAP_BENCH_DIR)/pool $(HEAP_BENCH_DIR)/pool_asan $(HEAP_BENCH_DIR)/mtrace_start.so $(BUILD)/libexecinfo_ex_hooks.so
 
 # The dlopen benchmark's (its section is before the heap one's).
 DLOPEN_BENCH_PROGRAMS := $(BENCH_DIR)/dlopen_bench $(BENCH_DIR)/dlopen_many_helper \
@@ -147,9 +147,12 @@ $(BENCH_DIR)/many/module199.so: bench/dlopen_module.c
 	for i in $$(seq -w 0 199); do cp $(BENCH_DIR)/many/module.so $(BENCH_DIR)/many/module$$i.so; done
 
 # ---- the heap benchmark (bench/heap) -----------------------------------------
-# build/bench/heap/heap_bench runs churn and CPython's dict_of_lists.py as
-# whole processes: plain, under our hooks library (heap=0 and full
-# recording), glibc's mtrace, heaptrack, and an ASan build of churn. The
+# build/bench/heap/heap_bench runs pool (issue 14's pool workload), churn
+# and CPython's dict_of_lists.py as whole processes: plain, under our hooks
+# library (heap=0, the defaults, the least recording), glibc's mtrace, our
+# mtrace, heaptrack --raw, and ASan builds of pool and churn. Knobs (its
+# --help): HEAP_BENCH_REPEATS, HEAP_BENCH_WORKLOADS, HEAP_BENCH_SKIP, sizes.
+# bench/heap/budget.sh is the per-call budget (callgrind), run by hand. The
 # paths it runs are compiled in, absolute, so that it runs from anywhere.
 # mtrace traces only after a call to mtrace(), which neither workload makes:
 # mtrace_start.so, preloaded after libc_malloc_debug.so.0, makes it.
@@ -165,6 +168,20 @@ HEAP_BENCH_DEFINES := -DHEAP_BENCH_DIR='"$(CURDIR)/$(HEAP_BENCH_DIR)"' \
 $(HEAP_BENCH_DIR)/heap_bench: bench/heap/heap_bench.c bench/timing.h bench/bench.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $(HEAP_BENCH_DEFINES) $< -o $@
+
+# The per-call budget (bench/heap/budget.sh): instructions per malloc and
+# per free by part, under callgrind; not part of `make bench`.
+.PHONY: bench-budget
+bench-budget: $(HEAP_BENCH_DIR)/pool $(BUILD)/libexecinfo_ex_hooks.so
+	BUILD=$(BUILD) sh bench/heap/budget.sh
+
+$(HEAP_BENCH_DIR)/pool: bench/heap/pool.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $< -o $@
+
+$(HEAP_BENCH_DIR)/pool_asan: bench/heap/pool.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -fsanitize=address $< -o $@
 
 $(HEAP_BENCH_DIR)/churn: bench/heap/churn.c
 	@mkdir -p $(dir $@)

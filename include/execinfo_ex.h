@@ -64,9 +64,9 @@ void backtrace_symbols_fd(void *const *buffer, int size, int fd);
 int backtrace_skip(void **buffer, int size, int skip);
 
 /* Memory a thread keeps between captures (backtrace_skip_range): the
- * frames a capture shares with the one before are stepped with the rules
- * the memo remembers instead of rules looked up again, with the same
- * result. Zero it before the first
+ * rules of the frames its captures stepped out of, so that a frame met
+ * again is stepped with the rule the memo remembers instead of one looked
+ * up again, with the same result. Zero it before the first
  * use; one capture at a time may use it (a thread's own memo, e.g.
  * "static __thread struct backtrace_memo memo;", and not the same one in
  * a signal handler that may interrupt a capture). */

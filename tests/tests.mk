@@ -18,7 +18,7 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/packed_functions.so $(BUILD)/tests/odd_symbols.so $(BUILD)/tests/alias_program \
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
-	$(BUILD)/tests/dlopen_crash
+	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/cxx_throw.so
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
 ifneq ($(SANITIZE_PASS),asan)
 TEST_FIXTURES  += $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
@@ -28,6 +28,15 @@ CRITERION_RUN  := --jobs 2 --timeout 60
 $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fPIC -shared $< -o $@
+
+# test_capture_exact.c: a C++ exception thrown through C++ and C frames.
+$(BUILD)/tests/cxx_throw.so: tests/fixtures/cxx_throw.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -O1 -g -fPIC -shared $< -o $@
+
+# It dlopens that fixture; libstdc++ is loaded at start all the same, as
+# ASan's __cxa_throw interceptor needs (test-asan: a CHECK failure otherwise).
+$(BUILD)/tests/test_capture_exact: TEST_LIBS += -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state
 
 $(BUILD)/tests/fixture_ctor_lib.so: tests/fixtures/fixture_ctor_lib.c
 	@mkdir -p $(dir $@)

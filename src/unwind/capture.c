@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Registers of this very instruction: the walk starts inside this
  * function, whose frame and whose caller's (backtrace) are then skipped,
@@ -34,36 +35,41 @@ static int walk_from_here(void **buffer, unsigned char *exact, int size, int ski
     stack_walk_begin(&walk, pc, sp, fp);
     walk_memo_begin(&pass, memo);
     while (count < size) {
-        /* The next frames: a run of those the memo predicts, or one step. */
-        int fresh = memo != NULL ? walk_memo_replay_run(&pass, &walk, buffer + count,
-                                                        size - count)
-                                 : 0;
-        int stepped_exact = 0;
-        if (fresh == 0 && memo == NULL) {
+        /* The next frames: with a memo, a run of those it predicts, or one
+         * step; without, one step. */
+        int fresh, stepped_exact = 0;
+        if (memo != NULL) {
+            fresh = walk_memo_next(&pass, &walk, buffer + count, size - count);
+            if (fresh == 0)
+                break;
+        } else {
             if (stack_walk_step(&walk) <= 0)
                 break;
             buffer[count] = (void *)walk.registers[CFI_RETURN_ADDRESS];
             stepped_exact = walk.pc_is_exact;
             fresh = 1;
-        } else if (fresh == 0) {
-            if (walk_memo_step(&pass, &walk, &pc) <= 0)
-                break;
-            buffer[count] = (void *)pc;
-            fresh = 1;
         }
-        /* Keep those past the skipped ones, packed down in place. */
-        int end = count + fresh;
-        for (int i = count; i < end; i++) {
-            pc = (uintptr_t)buffer[i];
-            if (skip > 0) {
-                skip--;
-                continue;
-            }
-            if (count == 0 && pc >= low && pc < high)
-                continue;
+        /* Past the first frame kept, every frame is kept where it was
+         * stored (exact is only asked for without a memo: one a step). */
+        if (count > 0) {
             if (exact != NULL)
                 exact[count] = (unsigned char)stepped_exact;
-            buffer[count++] = (void *)pc;
+            count += fresh;
+            continue;
+        }
+        /* Before it: drop the SKIP first frames, then those in [LOW, HIGH),
+         * and move the rest down. */
+        int first = 0;
+        for (; first < fresh && skip > 0; first++)
+            skip--;
+        while (first < fresh && (uintptr_t)buffer[first] >= low && (uintptr_t)buffer[first] < high)
+            first++;
+        if (first < fresh) {
+            if (first > 0)
+                memmove(buffer, buffer + first, (size_t)(fresh - first) * sizeof *buffer);
+            if (exact != NULL)
+                exact[0] = (unsigned char)stepped_exact;
+            count = fresh - first;
         }
     }
     walk_memo_end(&pass);

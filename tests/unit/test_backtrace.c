@@ -207,6 +207,37 @@ Test(backtrace, memo_gives_the_same_traces)
     cr_assert_eq(with_memo[3], without_memo[3]);
 }
 
+/* Through a signal frame: the frame after it is an exact pc, whose rule
+ * the memo keeps apart from a return address's; raised at several depths
+ * and twice each, so that the second walk of each takes its rules from
+ * the memo. */
+static void capture_in_handler(int signo)
+{
+    (void)signo;
+    memo_leaf();
+}
+
+static void raise_at(int depth)
+{
+    if (depth > 0) {
+        raise_at(depth - 1);
+        __asm__ volatile("" ::: "memory");
+        return;
+    }
+    raise(SIGUSR2);
+}
+
+Test(backtrace, memo_gives_the_same_traces_through_a_signal_frame)
+{
+    static const int depths[] = { 3, 3, 7, 0, 7, 12, 12, 1 };
+    cr_assert_neq(signal(SIGUSR2, capture_in_handler), SIG_ERR);
+    for (unsigned i = 0; i < sizeof depths / sizeof depths[0]; i++) {
+        raise_at(depths[i]);
+        assert_same_trace((int)i);
+        cr_assert_gt(with_count, depths[i] + 4);
+    }
+}
+
 Test(backtrace, size_zero_or_negative_stores_nothing)
 {
     void *buffer[4] = { (void *)1, (void *)1, (void *)1, (void *)1 };
