@@ -15,8 +15,9 @@
 typedef uint32_t stack_id;   /* 0: no stack */
 
 /* Map an arena of RESERVE_BYTES (MAP_NORESERVE: pages are committed as
- * stacks arrive; capped at 32 GiB, what 32-bit ids can name) and the hash
- * buckets (4 MiB, also reserved only). Idempotent: once it succeeded, later
+ * stacks arrive; capped at 32 GiB, what 32-bit ids can name) and the
+ * first level of the index (4096 slots, 32 KiB; put maps each larger one
+ * when the last is half full). Idempotent: once it succeeded, later
  * calls return 0 and keep the first reserve. Returns 0, -EINVAL for a
  * reserve smaller than one 64-frame stack, or mmap's -errno (a later call
  * may try again). World: normal (mmap); thread-safe (a caller that finds
@@ -24,14 +25,17 @@ typedef uint32_t stack_id;   /* 0: no stack */
 int stack_depot_init(size_t reserve_bytes);
 
 /* The id of the first COUNT frames of FRAMES (at most 64 are kept), stored
- * now if this stack is new. Returns 0 if the depot is not initialised,
- * COUNT <= 0, or the arena is full. World: signal-safe; lock-free,
- * malloc-free, thread-safe. */
+ * now if this stack is new; equal stacks get one id, never reused. Returns
+ * 0 if the depot is not initialised, COUNT <= 0, or the arena (or the
+ * index, when a larger level cannot be mapped) is full. World:
+ * signal-safe; lock-free (a put never waits for another thread, even one
+ * it interrupted), malloc-free, thread-safe; it may mmap. */
 stack_id stack_depot_put(void *const *frames, int count);
 
 /* Copy up to CAPACITY frames of stack ID into FRAMES and return the
  * stack's full frame count; 0 for id 0, an id that does not name a stored
- * stack (out of range, not the start of an entry) or a damaged entry.
+ * stack (out of range, not the start of an entry, not in the index: an
+ * entry that lost a race or is still being written) or a damaged entry.
  * World: signal-safe; every read is checked, so any id is safe to pass. */
 int stack_depot_get(stack_id id, void **frames, int capacity);
 

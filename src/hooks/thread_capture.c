@@ -31,6 +31,7 @@
 struct recent_stack {
     stack_id id;
     int count;
+    uint64_t signature;            /* signature_of its words */
     void *words[RECENT_MAX_WORDS];
 };
 
@@ -86,14 +87,26 @@ struct backtrace_memo *heap_trace_memo(void)
     return memory != NULL ? &memory->trace_memo : NULL;
 }
 
+/* Every frame folded into one word (the thread, words[0], is the same for
+ * the whole list). The caller of malloc alone did not tell stacks apart
+ * where one function allocates for many paths (the pool and churn
+ * benchmarks): all 8 entries matched it and were compared whole. */
+static uint64_t signature_of(void *const *words, int count)
+{
+    uint64_t signature = (uint64_t)count;
+    for (int i = 1; i < count; i++)
+        signature = ((signature << 5) | (signature >> 59)) ^ (uint64_t)(uintptr_t)words[i];
+    return signature;
+}
+
 static stack_id put_through_recent(struct thread_memory *memory, void **words, int count)
 {
     if (memory == NULL || count < 2 || count > RECENT_MAX_WORDS)
         return stack_depot_put(words, count);
+    uint64_t signature = signature_of(words, count);
     for (int i = 0; i < RECENT_STACKS; i++) {
         const struct recent_stack *r = &memory->recent[i];
-        /* words[1], the caller of malloc, tells most stacks apart at once. */
-        if (r->count == count && r->id != 0 && r->words[1] == words[1] &&
+        if (r->signature == signature && r->count == count && r->id != 0 &&
             memcmp(r->words, words, (size_t)count * sizeof *words) == 0)
             return r->id;
     }
@@ -102,6 +115,7 @@ static stack_id put_through_recent(struct thread_memory *memory, void **words, i
         struct recent_stack *r = &memory->recent[memory->recent_next++ % RECENT_STACKS];
         r->id = id;
         r->count = count;
+        r->signature = signature;
         memcpy(r->words, words, (size_t)count * sizeof *words);
     }
     return id;
