@@ -181,19 +181,26 @@ Test(dlopen, errno_is_left_as_glibc_leaves_it, .timeout = 30)
     cr_assert_eq(errno, 12345);
 }
 
+/* Run the fixture PROGRAM (PREPARE, if not NULL, in its child): it opens
+ * its plugin and names a static function of it with a signal-safe call. */
+static void assert_plugin_named(const char *program_name, void (*prepare)(void *))
+{
+    static struct child_result result;
+    char program[512];
+    snprintf(program, sizeof program, "%s/%s", getenv("EXECINFO_EX_TESTS"), program_name);
+    char *argv[] = { program, NULL };
+    run_program(program, argv, prepare, NULL, &result);
+    assert_exited_with(&result, 0);
+    cr_assert(strstr(result.output, "libfixture_plugin.so(fixture_static_helper+0x1)[") != NULL,
+              "%s", result.output);
+}
+
 /* A bare name found along the program's own RUNPATH, and $ORIGIN: glibc
  * searches from the calling module, which our dlopen must not replace by
  * itself (a plain wrapper makes both opens fail). */
 Test(dlopen, caller_runpath_and_origin_are_the_callers, .timeout = 30)
 {
-    static struct child_result result;
-    char program[512];
-    snprintf(program, sizeof program, "%s/dlopen_caller", getenv("EXECINFO_EX_TESTS"));
-    char *argv[] = { program, NULL };
-    run_program(program, argv, NULL, NULL, &result);
-    assert_exited_with(&result, 0);
-    cr_assert(strstr(result.output, "libfixture_plugin.so(fixture_static_helper+0x1)[") != NULL,
-              "%s", result.output);
+    assert_plugin_named("dlopen_caller", NULL);
 }
 
 static void preload_hooks(void *context)
@@ -210,28 +217,14 @@ static void preload_hooks(void *context)
  * jump: it failed at -O1). */
 Test(dlopen, caller_runpath_is_kept_through_the_preloaded_hooks_library, .timeout = 30)
 {
-    static struct child_result result;
-    char program[512];
-    snprintf(program, sizeof program, "%s/dlopen_caller", getenv("EXECINFO_EX_TESTS"));
-    char *argv[] = { program, NULL };
-    run_program(program, argv, preload_hooks, NULL, &result);
-    assert_exited_with(&result, 0);
-    cr_assert(strstr(result.output, "libfixture_plugin.so(fixture_static_helper+0x1)[") != NULL,
-              "%s", result.output);
+    assert_plugin_named("dlopen_caller", preload_hooks);
 }
 
 /* The same with a DT_RPATH, which glibc searches whoever the caller is:
  * our dlopen searches as the program would, so it refreshes at once. */
 Test(dlopen, caller_rpath_is_searched_and_indexed_at_once, .timeout = 30)
 {
-    static struct child_result result;
-    char program[512];
-    snprintf(program, sizeof program, "%s/dlopen_caller_rpath", getenv("EXECINFO_EX_TESTS"));
-    char *argv[] = { program, NULL };
-    run_program(program, argv, NULL, NULL, &result);
-    assert_exited_with(&result, 0);
-    cr_assert(strstr(result.output, "libfixture_plugin.so(fixture_static_helper+0x1)[") != NULL,
-              "%s", result.output);
+    assert_plugin_named("dlopen_caller_rpath", NULL);
 }
 
 /* dlopen from a constructor, while the loader is inside the first dlopen
