@@ -84,6 +84,31 @@ struct backtrace_memo {
 int backtrace_skip_range(void **buffer, int size, const void *start, const void *end,
                          struct backtrace_memo *memo);
 
+/* What a function saw on entry, before it changed any of it: the frame of
+ * its caller, from which backtrace_from_caller walks without stepping
+ * through the function's own frames. x86_64: RETURN_ADDRESS is the word
+ * at rsp on entry, STACK_POINTER is rsp + 8 (the caller's rsp after the
+ * return), RBP and RBX the two registers a frame's rules may address it
+ * by (glibc's lazy-binding trampoline keeps its frame in rbx). An
+ * allocator fills it with a few instructions of assembly at its entry
+ * points (the hooks library does: src/base/caller_entry.h). */
+struct backtrace_caller {
+    const void *return_address;
+    const void *stack_pointer;
+    const void *rbp;
+    const void *rbx;
+};
+
+/* backtrace of the caller that CALLER describes: its return address
+ * first, then its callers, up to SIZE; the same frames a walk from inside
+ * the function gives once the function's own frames are skipped
+ * (backtrace_skip_range over its text), without the cost of stepping
+ * them. MEMO as for backtrace_skip_range. Returns the count; 0 for SIZE
+ * <= 0 or a NULL BUFFER or CALLER. AS-Safe. MT-Safe (with a memo:
+ * MT-Safe for distinct memos). */
+int backtrace_from_caller(void **buffer, int size, const struct backtrace_caller *caller,
+                          struct backtrace_memo *memo);
+
 /* For an SA_SIGINFO handler: store up to SIZE addresses of the context
  * UCONTEXT (the handler's third argument). The first is the interrupted
  * instruction itself, the next ones return addresses; the handler's own

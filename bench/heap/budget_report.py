@@ -23,7 +23,7 @@ import sys
 
 # (part, functions, keeps what is nested inside it). Order is print order.
 PARTS = [
-    ("walk", ["backtrace_skip_range"], False),
+    ("walk", ["backtrace_skip_range", "backtrace_from_caller"], False),
     ("depot", ["heap_capture"], False),  # less the walk: recent stacks, stack_depot_put, thread id
     ("block set", ["block_set_insert", "block_set_contains", "block_set_remove"], False),
     ("guards and fill", ["block_prepare", "block_fill", "block_read", "block_claim_free",
@@ -39,7 +39,7 @@ PARTS = [
 
 PART_NOTES = {
     "entry": "the hooks' own code: wrappers, heap_ready, heap_busy, the real-size sums",
-    "walk": "backtrace_skip_range: the DWARF walk with the thread's memo",
+    "walk": "backtrace_from_caller (or backtrace_skip_range): the DWARF walk with the thread's memo",
     "depot": "heap_capture less the walk: recent-stacks cache, stack_depot_put, thread id",
     "block set": "block_set_insert / _contains / _remove",
     "guards and fill": "block header, guards, fill and their checks",
@@ -49,7 +49,7 @@ PART_NOTES = {
 }
 
 FUNCTIONS = ["malloc", "free", "heap_allocate", "allocate_recorded", "heap_release",
-             "heap_capture", "backtrace_skip_range", "walk_from_here", "walk_memo_replay_run",
+             "heap_capture", "backtrace_skip_range", "backtrace_from_caller", "walk_from_here", "walk_memo_replay_run",
              "walk_memo_step", "stack_walk_step", "stack_walk_begin", "walk_memo_begin",
              "walk_memo_end", "stack_depot_put", "block_set_insert", "block_set_contains",
              "block_set_remove", "block_prepare", "block_fill", "block_read", "block_claim_free",

@@ -12,6 +12,7 @@
 #include "heap.h"
 #include "mtrace.h"
 #include "execinfo_ex.h"
+#include "../base/caller_entry.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -20,7 +21,6 @@
 #include <unistd.h>
 
 #define EXPORTED __attribute__((visibility("default")))
-#define CALLER __builtin_return_address(0)
 
 static void *default_malloc(size_t size, const void *caller)
 {
@@ -80,26 +80,53 @@ static void enable_hooks_from_environment(void)
     __memalign_hook = default_memalign;
 }
 
-EXPORTED void *malloc(size_t size)
+/* Each entry point below is a few instructions of assembly that pass
+ * what the entry saw of its caller to the C body (caller_entry.h): the
+ * allocation's stack then starts at the caller, without stepping through
+ * this library's frames (heap_caller, heap.h). Through a user's hook the
+ * stack is walked from inside as before: the hook's frames are the
+ * program's, and the caller a hook passes on is its own. */
+#define ENTERED __attribute__((visibility("hidden"), used, noinline))
+
+static const struct backtrace_caller *enter(const struct backtrace_caller *caller, int hooked)
 {
+    const struct backtrace_caller *outer = heap_caller;
+    heap_caller = hooked ? NULL : caller;
+    return outer;
+}
+
+#define LEAVE(outer) (heap_caller = (outer))
+
+CALLER_ENTRY(malloc, malloc_entered, rsi);
+ENTERED void *malloc_entered(size_t size, const struct backtrace_caller *caller)
+{
+    const void *from = caller->return_address;
     void *(*hook)(size_t, const void *) = __malloc_hook;
-    void *pointer = hook != NULL ? hook(size, CALLER) : default_malloc(size, CALLER);
-    mtrace_allocation(CALLER, pointer, size);
+    const struct backtrace_caller *outer = enter(caller, hook != NULL);
+    void *pointer = hook != NULL ? hook(size, from) : default_malloc(size, from);
+    LEAVE(outer);
+    mtrace_allocation(from, pointer, size);
     return pointer;
 }
 
-EXPORTED void free(void *pointer)
+CALLER_ENTRY(free, free_entered, rsi);
+ENTERED void free_entered(void *pointer, const struct backtrace_caller *caller)
 {
+    const void *from = caller->return_address;
     void (*hook)(void *, const void *) = __free_hook;
-    mtrace_release(CALLER, pointer);
+    mtrace_release(from, pointer);
+    const struct backtrace_caller *outer = enter(caller, hook != NULL);
     if (hook != NULL)
-        hook(pointer, CALLER);
+        hook(pointer, from);
     else
-        default_free(pointer, CALLER);
+        default_free(pointer, from);
+    LEAVE(outer);
 }
 
-EXPORTED void *calloc(size_t count, size_t size)
+CALLER_ENTRY(calloc, calloc_entered, rdx);
+ENTERED void *calloc_entered(size_t count, size_t size, const struct backtrace_caller *caller)
 {
+    const void *from = caller->return_address;
     size_t total;
     if (__builtin_mul_overflow(count, size, &total)) {
         errno = ENOMEM;
@@ -108,70 +135,87 @@ EXPORTED void *calloc(size_t count, size_t size)
     /* Bionic's rule: a hook, then zeroing. The default knows which pages
      * are zero already (a 2 GiB calloc touched once stays unresident). */
     void *(*hook)(size_t, const void *) = __malloc_hook;
+    int hooked = hook != NULL && hook != default_malloc;
+    const struct backtrace_caller *outer = enter(caller, hooked);
     void *pointer;
-    if (hook != NULL && hook != default_malloc) {
-        pointer = hook(total, CALLER);
+    if (hooked) {
+        pointer = hook(total, from);
         if (pointer != NULL)
             memset(pointer, 0, total);
     } else {
         pointer = heap_allocate_zeroed(total);
     }
-    mtrace_allocation(CALLER, pointer, total);
+    LEAVE(outer);
+    mtrace_allocation(from, pointer, total);
     return pointer;
 }
 
 /* The trace's lock is held across the default realloc (mtrace.c says
  * why), never across a user's hook, which runs code of its own. */
-static void *traced_realloc(void *pointer, size_t size, const void *caller)
+static void *traced_realloc(void *pointer, size_t size, const struct backtrace_caller *caller)
 {
+    const void *from = caller->return_address;
     void *(*hook)(void *, size_t, const void *) = __realloc_hook;
+    const struct backtrace_caller *outer = enter(caller, hook != NULL);
+    void *moved;
     if (hook != NULL) {
-        void *moved = hook(pointer, size, caller);
-        mtrace_reallocation(caller, pointer, moved, size);
-        return moved;
+        moved = hook(pointer, size, from);
+        mtrace_reallocation(from, pointer, moved, size);
+    } else {
+        int traced = mtrace_realloc_begin();
+        moved = default_realloc(pointer, size, from);
+        if (traced)
+            mtrace_realloc_end(from, pointer, moved, size);
     }
-    int traced = mtrace_realloc_begin();
-    void *moved = default_realloc(pointer, size, caller);
-    if (traced)
-        mtrace_realloc_end(caller, pointer, moved, size);
+    LEAVE(outer);
     return moved;
 }
 
-EXPORTED void *realloc(void *pointer, size_t size)
+CALLER_ENTRY(realloc, realloc_entered, rdx);
+ENTERED void *realloc_entered(void *pointer, size_t size, const struct backtrace_caller *caller)
 {
-    return traced_realloc(pointer, size, CALLER);
+    return traced_realloc(pointer, size, caller);
 }
 
-EXPORTED void *reallocarray(void *pointer, size_t count, size_t size)
+CALLER_ENTRY(reallocarray, reallocarray_entered, rcx);
+ENTERED void *reallocarray_entered(void *pointer, size_t count, size_t size,
+                                   const struct backtrace_caller *caller)
 {
     size_t total;
     if (__builtin_mul_overflow(count, size, &total)) {
         errno = ENOMEM;
         return NULL;
     }
-    return traced_realloc(pointer, total, CALLER);
+    return traced_realloc(pointer, total, caller);
 }
 
-static void *through_memalign_hook(size_t alignment, size_t size, const void *caller)
+static void *through_memalign_hook(size_t alignment, size_t size,
+                                   const struct backtrace_caller *caller)
 {
+    const void *from = caller->return_address;
     void *(*hook)(size_t, size_t, const void *) = __memalign_hook;
-    void *pointer = hook != NULL ? hook(alignment, size, caller)
-                                 : default_memalign(alignment, size, caller);
-    mtrace_allocation(caller, pointer, size);
+    const struct backtrace_caller *outer = enter(caller, hook != NULL);
+    void *pointer = hook != NULL ? hook(alignment, size, from)
+                                 : default_memalign(alignment, size, from);
+    LEAVE(outer);
+    mtrace_allocation(from, pointer, size);
     return pointer;
 }
 
-EXPORTED void *memalign(size_t alignment, size_t size)
+CALLER_ENTRY(memalign, memalign_entered, rdx);
+ENTERED void *memalign_entered(size_t alignment, size_t size, const struct backtrace_caller *caller)
 {
-    return through_memalign_hook(alignment, size, CALLER);
+    return through_memalign_hook(alignment, size, caller);
 }
 
-EXPORTED int posix_memalign(void **out, size_t alignment, size_t size)
+CALLER_ENTRY(posix_memalign, posix_memalign_entered, rcx);
+ENTERED int posix_memalign_entered(void **out, size_t alignment, size_t size,
+                                   const struct backtrace_caller *caller)
 {
     if (!is_power_of_two(alignment) || alignment % sizeof(void *) != 0)
         return EINVAL;
     int saved_errno = errno;
-    void *pointer = through_memalign_hook(alignment, size, CALLER);
+    void *pointer = through_memalign_hook(alignment, size, caller);
     errno = saved_errno; /* posix_memalign reports through its result only */
     if (pointer == NULL)
         return ENOMEM;
@@ -179,21 +223,25 @@ EXPORTED int posix_memalign(void **out, size_t alignment, size_t size)
     return 0;
 }
 
-EXPORTED void *aligned_alloc(size_t alignment, size_t size)
+CALLER_ENTRY(aligned_alloc, aligned_alloc_entered, rdx);
+ENTERED void *aligned_alloc_entered(size_t alignment, size_t size,
+                                    const struct backtrace_caller *caller)
 {
     if (!is_power_of_two(alignment)) {
         errno = EINVAL;
         return NULL;
     }
-    return through_memalign_hook(alignment, size, CALLER);
+    return through_memalign_hook(alignment, size, caller);
 }
 
-EXPORTED void *valloc(size_t size)
+CALLER_ENTRY(valloc, valloc_entered, rsi);
+ENTERED void *valloc_entered(size_t size, const struct backtrace_caller *caller)
 {
-    return through_memalign_hook((size_t)sysconf(_SC_PAGESIZE), size, CALLER);
+    return through_memalign_hook((size_t)sysconf(_SC_PAGESIZE), size, caller);
 }
 
-EXPORTED void *pvalloc(size_t size)
+CALLER_ENTRY(pvalloc, pvalloc_entered, rsi);
+ENTERED void *pvalloc_entered(size_t size, const struct backtrace_caller *caller)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (size > SIZE_MAX - page) {
@@ -201,7 +249,7 @@ EXPORTED void *pvalloc(size_t size)
         return NULL;
     }
     size_t rounded = size == 0 ? page : (size + page - 1) & ~(page - 1);
-    return through_memalign_hook(page, rounded, CALLER);
+    return through_memalign_hook(page, rounded, caller);
 }
 
 EXPORTED size_t malloc_usable_size(void *pointer)

@@ -30,6 +30,12 @@ extern struct heap_state heap;
  * library working for it): its allocations pass straight through. */
 extern __thread int heap_busy __attribute__((tls_model("initial-exec")));
 
+/* What the allocation entry point running on this thread saw of its
+ * caller (allocator.c), or NULL (a user's hook is in between, or no entry
+ * point: the library's own calls): a capture then starts at the caller. */
+struct backtrace_caller;
+extern __thread const struct backtrace_caller *heap_caller __attribute__((tls_model("initial-exec")));
+
 /* Initialise on first use (from whichever allocation comes first, maybe
  * inside the loader or a constructor). Returns 1 when recording is on.
  * Inline for the common case, every call once initialised. */

@@ -11,6 +11,7 @@
  * it; heap_state.c initialises it. */
 struct heap_state heap;
 __thread int heap_busy __attribute__((tls_model("initial-exec")));
+__thread const struct backtrace_caller *heap_caller __attribute__((tls_model("initial-exec")));
 
 static __thread uint32_t cached_thread_id __attribute__((tls_model("initial-exec")));
 

@@ -122,15 +122,21 @@ static stack_id put_through_recent(struct thread_memory *memory, void **words, i
 }
 
 /* The depot entry: the thread first, then the frames, from the first one
- * outside this library (the caller of malloc). A report's capture uses
- * neither memo nor the recent stacks: it may come from anywhere. */
+ * outside this library (the caller of malloc): from the caller's frame as
+ * the entry point saw it, when there is one. A report's capture uses
+ * neither memo, nor the recent stacks, nor the entry's caller: it may come
+ * from anywhere. */
 stack_id heap_capture(enum heap_capture_kind kind)
 {
     struct thread_memory *memory = kind == HEAP_CAPTURE_REPORT ? NULL : thread_memory();
     void *words[STACK_DEPOT_MAX_FRAMES + 1];
-    int count = backtrace_skip_range(words + 1, heap.options.heap_frames,
-                                     (const void *)heap.own_start, (const void *)heap.own_end,
-                                     memory != NULL ? &memory->memos[kind] : NULL);
+    struct backtrace_memo *memo = memory != NULL ? &memory->memos[kind] : NULL;
+    const struct backtrace_caller *caller = kind == HEAP_CAPTURE_REPORT ? NULL : heap_caller;
+    int count = caller != NULL
+                    ? backtrace_from_caller(words + 1, heap.options.heap_frames, caller, memo)
+                    : backtrace_skip_range(words + 1, heap.options.heap_frames,
+                                           (const void *)heap.own_start,
+                                           (const void *)heap.own_end, memo);
     words[0] = (void *)(uintptr_t)heap_thread_id();
     return put_through_recent(memory, words, count + 1);
 }

@@ -143,6 +143,57 @@ int backtrace_skip_range(void **buffer, int size, const void *start, const void 
     return count;
 }
 
+/* The walk of backtrace_from_caller from R, where the memo's replay
+ * stopped after STORED frames (0: at the caller itself, whose rbx is
+ * still known; WALK_FROM_CFI_ALONE: there too, with no cached rule at
+ * all), into BUFFER[0, SIZE). */
+#define WALK_FROM_CFI_ALONE (-1)
+static int walk_on(struct stack_walk *walk, const struct memo_registers *r, uintptr_t rbx,
+                   int stored, void **buffer, int size, struct backtrace_memo *memo)
+{
+    stack_walk_begin_caller(walk, r->pc, r->sp, r->rbp, rbx);
+    walk->no_cache = memo == NULL && stored < 0;
+    if (stored > 0) {
+        /* After cached steps only these are known, as after any. */
+        walk->known = 1u << CFI_RETURN_ADDRESS | 1u << CFI_RSP | (r->rbp_known ? 1u << CFI_RBP : 0);
+        walk->steps = walk->cached_steps = stored;
+    }
+    return collect(walk, buffer, NULL, size, 0, 0, 0, memo);
+}
+
+/* backtrace from a caller's frame as its callee's entry saw it: the
+ * callee's frames are not stepped at all (an allocator's entry, its
+ * recording code and the capture's own frames were 5 of the 21 frames a
+ * malloc walked). With a memo, the frames whose rules it has are replayed
+ * first, in a loop that needs no struct stack_walk: for a stack met
+ * before, that is the whole capture. A walk that cached rules cut short
+ * is walked again from the CFI alone, from the caller's registers. */
+__attribute__((visibility("default")))
+int backtrace_from_caller(void **buffer, int size, const struct backtrace_caller *caller,
+                          struct backtrace_memo *memo)
+{
+    int saved_errno = errno;
+    if (size <= 0 || buffer == NULL || caller == NULL)
+        return 0;
+    const struct memo_registers start = {
+        .pc = (uintptr_t)caller->return_address, .sp = (uintptr_t)caller->stack_pointer,
+        .rbp = (uintptr_t)caller->rbp, .rbp_known = 1,
+    };
+    uintptr_t rbx = (uintptr_t)caller->rbx;
+    struct stack_walk walk;
+    buffer[0] = (void *)start.pc;
+    struct memo_registers r = start;
+    int count = 1 + walk_memo_replay_caller(memo, &r, buffer + 1, size - 1);
+    if (!r.ended && count < size) {
+        count += walk_on(&walk, &r, rbx, count - 1, buffer + count, size - count, memo);
+        if (walk.needs_full_walk)
+            count = 1 + walk_on(&walk, &start, rbx, WALK_FROM_CFI_ALONE, buffer + 1, size - 1,
+                                NULL);
+    }
+    errno = saved_errno;
+    return count;
+}
+
 /* The public name is an alias, so that calls from inside the library do
  * not go through the PLT to whatever backtrace a program interposes. */
 __attribute__((visibility("default"), alias("capture_backtrace")))

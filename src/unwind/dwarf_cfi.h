@@ -7,6 +7,7 @@
 
 /* DWARF register numbers on x86_64; 16 is the return-address column. */
 #define CFI_REGISTER_COUNT 17
+#define CFI_RBX 3
 #define CFI_RBP 6
 #define CFI_RSP 7
 #define CFI_RETURN_ADDRESS 16

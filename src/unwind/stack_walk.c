@@ -66,6 +66,17 @@ void stack_walk_begin(struct stack_walk *walk, uintptr_t pc, uintptr_t sp, uintp
     begin_common(walk);
 }
 
+/* At a return address (not exact), with what a function's entry saw of
+ * its caller: the frame the function returns to. */
+void stack_walk_begin_caller(struct stack_walk *walk, uintptr_t return_address, uintptr_t sp,
+                             uintptr_t rbp, uintptr_t rbx)
+{
+    stack_walk_begin(walk, return_address, sp, rbp);
+    walk->registers[CFI_RBX] = rbx;
+    walk->known |= 1u << CFI_RBX;
+    walk->pc_is_exact = 0;
+}
+
 #if defined(__x86_64__)
 /* DWARF register r is gregs[greg_of_dwarf[r]]. */
 static const int greg_of_dwarf[CFI_REGISTER_COUNT] = {
@@ -141,6 +152,16 @@ int stack_walk_read(struct stack_walk *walk, uintptr_t address, uintptr_t *value
     if (!safe && find_readable_mapping(walk, address) < 0)
         return -EFAULT;
     *value = *(const uintptr_t *)address;
+    return 0;
+}
+
+int stack_walk_thread_stack(uintptr_t sp, struct memory_range *range)
+{
+    for (int i = 0; i < 2; i++)
+        if (range_holds(&thread_ranges[i], sp, 1)) {
+            *range = thread_ranges[i];
+            return 1;
+        }
     return 0;
 }
 

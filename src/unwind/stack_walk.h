@@ -41,6 +41,11 @@ struct stack_walk {
 /* Start from registers taken at one instruction (pc exact). */
 void stack_walk_begin(struct stack_walk *walk, uintptr_t pc, uintptr_t sp, uintptr_t fp);
 
+/* Start at a return address RETURN_ADDRESS, with the caller's registers
+ * as a function's entry saw them (backtrace_from_caller). */
+void stack_walk_begin_caller(struct stack_walk *walk, uintptr_t return_address, uintptr_t sp,
+                             uintptr_t rbp, uintptr_t rbx);
+
 /* Start from a signal handler's ucontext_t (x86_64 Linux). */
 void stack_walk_begin_ucontext(struct stack_walk *walk, const void *ucontext);
 
@@ -52,6 +57,11 @@ int stack_walk_step(struct stack_walk *walk);
 /* Remember the mapping of the calling thread's stack, so that its first
  * walk needs no lookup in /proc/self/maps. Signal-safe. */
 void stack_walk_remember_this_stack(void);
+
+/* The calling thread's stack mapping (or its alternate signal stack)
+ * that holds SP, if a walk of this thread has met it: 1 and *RANGE, or 0.
+ * Signal-safe. */
+int stack_walk_thread_stack(uintptr_t sp, struct memory_range *range);
 
 /* Read the word at ADDRESS if it lies in a readable mapping. Returns 0 or
  * -EFAULT. Signal-safe. */

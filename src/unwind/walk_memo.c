@@ -103,72 +103,109 @@ static void remember(struct memo_layout *layout, uintptr_t key, const struct sim
                   (rule->rbp_saved ? RULE_RBP_SAVED : 0) | (rule->outermost ? RULE_OUTERMOST : 0);
 }
 
-/* stack_walk_read_fast with the stack's bounds in locals (the stores of
- * the loop below could alias the walk's). */
-static inline int read_word(struct stack_walk *walk, uintptr_t low, uintptr_t last,
-                            uintptr_t address, uintptr_t *value)
+/* Step through the frames whose rules the memo has, from the registers
+ * in R (KEY: the first frame's key), reading only words of the stack in
+ * [LOW, LOW + SPAN] (8-aligned, as a full step reads them): the hot path
+ * of a capture, with everything in locals. Stops where a step with the
+ * rule would fail or needs what the memo does not have; the slow path
+ * then says why. Returns how many pcs it stored; sets R->ended when the
+ * frame it stopped at is the outermost one. */
+static int replay(const struct memo_layout *layout, struct memo_registers *r, uintptr_t key,
+                  uintptr_t low, uintptr_t span, void **buffer, int size)
 {
-    if (address % sizeof(uintptr_t) == 0 && address >= low && address <= last) {
-        *value = *(const uintptr_t *)address;
-        return 0;
-    }
-    return stack_walk_read(walk, address, value);
-}
-
-/* Step through the frames whose rules the memo has, with the registers in
- * locals: the hot path of a capture. Returns how many pcs it stored; sets
- * *ENDED when the frame it stopped at is the outermost one. */
-static int run_known(struct memo_layout *layout, struct stack_walk *walk, void **buffer, int size,
-                     int *ended)
-{
-    /* [low, last]: where a word may be read at once; empty if the stack's
-     * mapping is not known yet. */
-    const struct memory_range stack = walk->readable[0];
-    uintptr_t low = UINTPTR_MAX, last = 0;
-    if (stack.high >= sizeof(uintptr_t) && stack.high - sizeof(uintptr_t) >= stack.low) {
-        low = stack.low;
-        last = stack.high - sizeof(uintptr_t);
-    }
-    uintptr_t pc = walk->registers[PC], sp = walk->registers[CFI_RSP];
-    uintptr_t rbp = walk->registers[CFI_RBP];
-    uintptr_t key = walk->pc_is_exact ? pc | EXACT_KEY : pc;
-    int rbp_known = (walk->known >> CFI_RBP) & 1, stored = 0;
+    uintptr_t pc = r->pc, sp = r->sp, rbp = r->rbp;
+    int rbp_known = r->rbp_known, stored = 0;
 
     /* After the first step every frame is a return address: a rule kept
      * has the simple shape, which no signal frame has. */
-    for (; stored < size; key = pc) {
-        const struct memo_rule *rule = slot_for(layout, key);
-        int rbp_based = rule->flags & RULE_RBP_BASED;
-        if (rule->key != key || (rbp_based && !rbp_known))
+    while (stored < size) {
+        const struct memo_rule *rule = slot_for((struct memo_layout *)layout, key);
+        unsigned flags = rule->flags;
+        if (rule->key != key)
             break;
-        if (rule->flags & RULE_OUTERMOST) {
-            *ended = 1;
-            break;
+        if (flags & (RULE_OUTERMOST | RULE_RBP_BASED)) {
+            if (flags & RULE_OUTERMOST) {
+                r->ended = 1;
+                break;
+            }
+            if (!rbp_known)
+                break;
         }
-        uintptr_t cfa = (rbp_based ? rbp : sp) + (uintptr_t)(intptr_t)rule->cfa_offset;
-        uintptr_t next_pc, next_rbp = rbp;
-        if (read_word(walk, low, last, cfa + (uintptr_t)(intptr_t)rule->ra_offset, &next_pc) < 0 ||
-            ((rule->flags & RULE_RBP_SAVED) &&
-             read_word(walk, low, last, cfa + (uintptr_t)(intptr_t)rule->rbp_offset,
-                       &next_rbp) < 0) ||
-            cfa <= sp || next_pc == 0)
-            break; /* as a step with this rule would: the slow path says why */
-        rbp_known |= (rule->flags & RULE_RBP_SAVED) != 0;
+        uintptr_t cfa = ((flags & RULE_RBP_BASED) ? rbp : sp) + (uintptr_t)(intptr_t)rule->cfa_offset;
+        uintptr_t at = cfa + (uintptr_t)(intptr_t)rule->ra_offset;
+        if (at - low > span || (at & 7) != 0 || cfa <= sp)
+            break;
+        uintptr_t next_pc = *(const uintptr_t *)at;
+        if (next_pc == 0)
+            break;
+        if (flags & RULE_RBP_SAVED) {
+            uintptr_t rbp_at = cfa + (uintptr_t)(intptr_t)rule->rbp_offset;
+            if (rbp_at - low > span || (rbp_at & 7) != 0)
+                break;
+            rbp = *(const uintptr_t *)rbp_at;
+            rbp_known = 1;
+        }
         pc = next_pc;
         sp = cfa;
-        rbp = next_rbp;
+        key = pc;
         buffer[stored++] = (void *)pc;
     }
+    r->pc = pc;
+    r->sp = sp;
+    r->rbp = rbp;
+    r->rbp_known = rbp_known;
+    return stored;
+}
+
+/* [low, low + span]: where a word may be read at once; empty (span 0
+ * below low UINTPTR_MAX) if RANGE is unknown. */
+static void readable_words(struct memory_range range, uintptr_t *low, uintptr_t *span)
+{
+    *low = UINTPTR_MAX;
+    *span = 0;
+    if (range.high >= sizeof(uintptr_t) && range.high - sizeof(uintptr_t) >= range.low) {
+        *low = range.low;
+        *span = range.high - sizeof(uintptr_t) - range.low;
+    }
+}
+
+/* replay() from WALK's registers, and WALK moved to where it stopped. */
+static int run_known(struct memo_layout *layout, struct stack_walk *walk, void **buffer, int size,
+                     int *ended)
+{
+    uintptr_t low, span;
+    readable_words(walk->readable[0], &low, &span);
+    struct memo_registers r = {
+        .pc = walk->registers[PC], .sp = walk->registers[CFI_RSP],
+        .rbp = walk->registers[CFI_RBP], .rbp_known = (walk->known >> CFI_RBP) & 1,
+    };
+    uintptr_t key = walk->pc_is_exact ? r.pc | EXACT_KEY : r.pc;
+    int stored = replay(layout, &r, key, low, span, buffer, size);
+    *ended = r.ended;
     if (stored > 0) {
-        walk->registers[PC] = pc;
-        walk->registers[CFI_RSP] = sp;
-        walk->registers[CFI_RBP] = rbp;
-        walk->known = 1u << PC | 1u << CFI_RSP | (rbp_known ? 1u << CFI_RBP : 0);
+        walk->registers[PC] = r.pc;
+        walk->registers[CFI_RSP] = r.sp;
+        walk->registers[CFI_RBP] = r.rbp;
+        walk->known = 1u << PC | 1u << CFI_RSP | (r.rbp_known ? 1u << CFI_RBP : 0);
         walk->pc_is_exact = 0;
         walk->steps += stored;
         walk->cached_steps += stored;
     }
     return stored;
+}
+
+int walk_memo_replay_caller(struct backtrace_memo *memo, struct memo_registers *r,
+                            void **buffer, int size)
+{
+    struct memo_pass pass;
+    struct memory_range stack;
+    r->ended = 0;
+    if (memo == NULL || !stack_walk_thread_stack(r->sp, &stack))
+        return 0;
+    walk_memo_begin(&pass, memo);
+    uintptr_t low, span;
+    readable_words(stack, &low, &span);
+    return replay(pass.memo, r, r->pc, low, span, buffer, size);
 }
 
 int walk_memo_next(struct memo_pass *pass, struct stack_walk *walk, void **buffer, int size)

@@ -1,8 +1,10 @@
 /* A differential test of capture exactness (issue 14): thousands of
  * captures by backtrace_skip_range(buffer, 16, start, end, memo) with a
- * per-thread memo, from random call paths, each compared with two full
+ * per-thread memo, and by backtrace_from_caller(buffer, 16, caller, memo)
+ * from what an entry point saw of its caller (as the hooks library's
+ * malloc does), from random call paths, each compared with two full
  * walks of the same moment, taken at the same point of the same frame:
- * the same call without a memo, and libunwind's unw_backtrace. Cases:
+ * backtrace_skip_range without a memo, and libunwind's unw_backtrace. Cases:
  * random paths; longjmp out of a deep path, then a capture from a
  * shallower one; swapcontext between two stacks that share one memo; a C++
  * exception thrown through C++ and C frames, caught, then a capture;
@@ -31,6 +33,7 @@
 #include <ucontext.h>
 
 #include "support.h"
+#include "base/caller_entry.h"
 
 #define FRAMES 16
 #define UNW_EXTRA 8      /* frames inside the section that libunwind also sees */
@@ -49,8 +52,8 @@ ReportHook(PRE_ALL)(struct criterion_test_set *tests)
 /* ---- the three walks and their comparison -------------------------------- */
 
 struct walks {
-    void *memo[FRAMES], *full[FRAMES], *unw[FRAMES];
-    int memo_count, full_count, unw_count;
+    void *memo[FRAMES], *entry[FRAMES], *full[FRAMES], *unw[FRAMES];
+    int memo_count, entry_count, full_count, unw_count;
 };
 
 /* What a case counts. Atomics: threads and signal handlers add to them. */
@@ -79,10 +82,13 @@ IN_CAPTURE_SECTION static int unwind_outside(void **out)
 
 /* BLOCK_SIGNALS: libunwind's walk is not written to be interrupted by
  * another of its walks (a signal handler's); ours are, so only its part is
- * shielded. */
-IN_CAPTURE_SECTION static void walk_three(struct walks *walks, struct backtrace_memo *memo,
-                                          int block_signals)
+ * shielded. CALLER: what walk_four's entry saw of its caller, the first
+ * frame outside the section. */
+__attribute__((noinline, used, section("exact_capture"))) void
+walk_four_entered(struct walks *walks, struct backtrace_memo *memo, int block_signals,
+                  const struct backtrace_caller *caller)
 {
+    walks->entry_count = backtrace_from_caller(walks->entry, FRAMES, caller, memo);
     walks->memo_count = backtrace_skip_range(walks->memo, FRAMES, __start_exact_capture,
                                              __stop_exact_capture, memo);
     walks->full_count = backtrace_skip_range(walks->full, FRAMES, __start_exact_capture,
@@ -97,6 +103,10 @@ IN_CAPTURE_SECTION static void walk_three(struct walks *walks, struct backtrace_
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     __asm__ volatile("" ::: "memory");
 }
+
+/* The four walks of this moment: an entry point in the section, as the
+ * hooks library's malloc is in its library. */
+void walk_four(struct walks *walks, struct backtrace_memo *memo, int block_signals);
 
 static int same_walk(void *const *a, int a_count, void *const *b, int b_count)
 {
@@ -113,6 +123,7 @@ static void judge(struct tally *tally, const struct walks *walks, const char *wh
 {
     int good = walks->memo_count > 0 &&
                same_walk(walks->memo, walks->memo_count, walks->full, walks->full_count) &&
+               same_walk(walks->entry, walks->entry_count, walks->full, walks->full_count) &&
                same_walk(walks->full, walks->full_count, walks->unw, walks->unw_count);
     atomic_fetch_add(&tally->compared, 1);
     if (good)
@@ -142,11 +153,13 @@ static void log_walk(const char *name, void *const *frames, int count)
 static void report(const char *test_case, struct tally *tally)
 {
     long compared = atomic_load(&tally->compared), mismatched = atomic_load(&tally->mismatched);
-    cr_log_info("capture exactness, %s: %ld captures compared (memo, no memo, unw_backtrace), "
+    cr_log_info("capture exactness, %s: %ld captures compared (memo, from the caller, no memo, "
+                "unw_backtrace), "
                 "%ld mismatched", test_case, compared, mismatched);
     if (mismatched > 0) {
         cr_log_error("first mismatch, %s, at %s:", test_case, tally->where);
         log_walk("with the memo", tally->first.memo, tally->first.memo_count);
+        log_walk("from the caller", tally->first.entry, tally->first.entry_count);
         log_walk("without a memo", tally->first.full, tally->first.full_count);
         log_walk("unw_backtrace", tally->first.unw, tally->first.unw_count);
     }
@@ -185,7 +198,7 @@ static unsigned pick(struct path_context *context, unsigned bound)
 __attribute__((noinline)) static void capture_here(struct path_context *context)
 {
     struct walks walks;
-    walk_three(&walks, context->memo, context->block_signals);
+    walk_four(&walks, context->memo, context->block_signals);
     judge(context->tally, &walks, context->where);
     __asm__ volatile("" ::: "memory");
 }
@@ -668,3 +681,7 @@ Test(capture_exact, fork_then_capture_in_the_child)
                 child_compared);
     report("fork, then captures in the child", &tally);
 }
+
+/* walk_four's assembly, at the end of the file: GCC's debug line views
+ * break on a section switch between two functions. */
+CALLER_ENTRY_IN("exact_capture,\"ax\",@progbits", walk_four, walk_four_entered, rcx);
