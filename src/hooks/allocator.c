@@ -97,11 +97,21 @@ static const struct backtrace_caller *enter(const struct backtrace_caller *calle
 
 #define LEAVE(outer) (heap_caller = (outer))
 
+/* heap=0 with no hook set and no trace: glibc's allocator at once, so
+ * that loading the library costs a call nothing but a few tests. */
+static inline int straight_to_glibc(const void *hook)
+{
+    return hook == NULL && !atomic_load_explicit(&mtrace_tracing, memory_order_relaxed) &&
+           !heap_ready();
+}
+
 CALLER_ENTRY(malloc, malloc_entered, rsi);
 ENTERED void *malloc_entered(size_t size, const struct backtrace_caller *caller)
 {
     const void *from = caller->return_address;
     void *(*hook)(size_t, const void *) = __malloc_hook;
+    if (straight_to_glibc(hook))
+        return __libc_malloc(size);
     const struct backtrace_caller *outer = enter(caller, hook != NULL);
     void *pointer = hook != NULL ? hook(size, from) : default_malloc(size, from);
     LEAVE(outer);
@@ -114,6 +124,11 @@ ENTERED void free_entered(void *pointer, const struct backtrace_caller *caller)
 {
     const void *from = caller->return_address;
     void (*hook)(void *, const void *) = __free_hook;
+    if (hook == NULL && !atomic_load_explicit(&mtrace_tracing, memory_order_relaxed) &&
+        !heap.recording) {
+        __libc_free(pointer); /* heap=0, or before initialisation: none is ours */
+        return;
+    }
     mtrace_release(from, pointer);
     const struct backtrace_caller *outer = enter(caller, hook != NULL);
     if (hook != NULL)
