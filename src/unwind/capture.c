@@ -172,16 +172,18 @@ __attribute__((visibility("default")))
 int backtrace_from_caller(void **buffer, int size, const struct backtrace_caller *caller,
                           struct backtrace_memo *memo)
 {
-    int saved_errno = errno;
     if (size <= 0 || buffer == NULL || caller == NULL)
         return 0;
+    buffer[0] = (void *)caller->return_address;
+    if (size == 1)
+        return 1; /* heap_frames=1: the caller's call site alone */
+    int saved_errno = errno;
     const struct memo_registers start = {
         .pc = (uintptr_t)caller->return_address, .sp = (uintptr_t)caller->stack_pointer,
         .rbp = (uintptr_t)caller->rbp, .rbp_known = 1,
     };
     uintptr_t rbx = (uintptr_t)caller->rbx;
     struct stack_walk walk;
-    buffer[0] = (void *)start.pc;
     struct memo_registers r = start;
     int count = 1 + walk_memo_replay_caller(memo, &r, buffer + 1, size - 1);
     if (!r.ended && count < size) {
