@@ -156,7 +156,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/support.h tests/crash_helpers.h
 		-Wl,-rpath,$(CURDIR)/$(BUILD) $(TEST_LIBS)
 
 $(BUILD)/tests/internal_%: tests/unit/internal_%.c tests/support.h all $(BUILD)/tests/cache_probe \
-	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/fixture_lib.so
+	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/inline_program
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS) $(TEST_LIBS)
 

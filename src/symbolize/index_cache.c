@@ -197,9 +197,26 @@ static int sizes_valid(const struct cache_header *header, size_t size)
            (header->with_inlines || (header->inline_count == 0 && header->inline_range_count == 0));
 }
 
+void index_cache_image_arrays(const unsigned char *image, struct index_cache_arrays *out)
+{
+    struct cache_header header;
+    memcpy(&header, image, sizeof header);
+    out->symbols = (const struct index_symbol *)(image + sizeof header);
+    out->symbol_count = header.symbol_count;
+    out->lines = (const struct index_line *)(out->symbols + header.symbol_count);
+    out->line_count = header.line_count;
+    out->inlines = (const struct index_inline *)(out->lines + header.line_count);
+    out->inline_count = header.inline_count;
+    out->inline_ranges = (const struct index_inline_range *)(out->inlines + header.inline_count);
+    out->inline_range_count = header.inline_range_count;
+    out->strings = (const char *)(out->inline_ranges + header.inline_range_count);
+    out->strings_bytes = header.strings_bytes;
+}
+
 int index_cache_image_valid(const unsigned char *image, size_t size)
 {
     struct cache_header header;
+    struct index_cache_arrays arrays;
     if (size < sizeof header || ((uintptr_t)image & 7) != 0)
         return 0;
     memcpy(&header, image, sizeof header);
@@ -211,19 +228,16 @@ int index_cache_image_valid(const unsigned char *image, size_t size)
         !sizes_valid(&header, size) ||
         header.checksum != index_cache_image_checksum(image, size))
         return 0;
-    const unsigned char *at = image + sizeof header;
-    const struct index_symbol *symbols = (const struct index_symbol *)at;
-    const struct index_line *lines = (const struct index_line *)(symbols + header.symbol_count);
-    const struct index_inline *inlines = (const struct index_inline *)(lines + header.line_count);
-    const struct index_inline_range *ranges =
-        (const struct index_inline_range *)(inlines + header.inline_count);
-    const unsigned char *strings = (const unsigned char *)(ranges + header.inline_range_count);
-    return symbols_valid(symbols, header.symbol_count, header.strings_bytes) &&
-           lines_valid(lines, header.line_count, header.strings_bytes) &&
-           inlines_valid(inlines, header.inline_count, header.strings_bytes) &&
-           inline_ranges_valid(ranges, header.inline_range_count, header.inline_count) &&
-           strings_valid(strings, header.strings_bytes) &&
-           file_probes_well_formed(strings + header.strings_bytes, header.probes_bytes);
+    index_cache_image_arrays(image, &arrays);
+    size_t strings = arrays.strings_bytes;
+    return symbols_valid(arrays.symbols, arrays.symbol_count, strings) &&
+           lines_valid(arrays.lines, arrays.line_count, strings) &&
+           inlines_valid(arrays.inlines, arrays.inline_count, strings) &&
+           inline_ranges_valid(arrays.inline_ranges, arrays.inline_range_count,
+                               arrays.inline_count) &&
+           strings_valid((const unsigned char *)arrays.strings, strings) &&
+           file_probes_well_formed((const unsigned char *)arrays.strings + strings,
+                                   header.probes_bytes);
 }
 
 /* ---- the directory ---- */
@@ -448,23 +462,19 @@ static struct module_data *read_checked(int fd, size_t size, const struct module
     if (read_all(fd, image, size) < 0 || !index_cache_image_valid(image, size))
         goto refuse;
     memcpy(&header, image, sizeof header);
-    const struct index_symbol *symbols = (const struct index_symbol *)(image + sizeof header);
-    const struct index_line *lines = (const struct index_line *)(symbols + header.symbol_count);
-    const struct index_inline *inlines_read =
-        (const struct index_inline *)(lines + header.line_count);
-    const struct index_inline_range *ranges =
-        (const struct index_inline_range *)(inlines_read + header.inline_count);
-    const char *strings = (const char *)(ranges + header.inline_range_count);
+    struct index_cache_arrays arrays;
+    index_cache_image_arrays(image, &arrays);
     if (!header_fits(&header, module, key, line_budget, inlines) ||
-        !file_probes_still_hold((const unsigned char *)strings + header.strings_bytes,
+        !file_probes_still_hold((const unsigned char *)arrays.strings + header.strings_bytes,
                                 header.probes_bytes))
         goto refuse;
     struct module_data *data = map;
-    *data = (struct module_data){ symbols, header.symbol_count, lines, header.line_count,
-                                  strings, bytes, (int)header.lines_truncated,
-                                  header.strings_bytes, header.name_bytes_read, 1,
-                                  inlines_read, header.inline_count, ranges,
-                                  header.inline_range_count };
+    *data = (struct module_data){ arrays.symbols, arrays.symbol_count, arrays.lines,
+                                  arrays.line_count, arrays.strings, bytes,
+                                  (int)header.lines_truncated, header.strings_bytes,
+                                  header.name_bytes_read, 1, arrays.inlines,
+                                  arrays.inline_count, arrays.inline_ranges,
+                                  arrays.inline_range_count };
     return data;
 refuse:
     arena_give_back(bytes);

@@ -55,6 +55,21 @@ void index_cache_statistics(struct index_cache_statistics *out);
  * checksum, sizes, offsets, order and strings. Pure; for the loader, the
  * tests and the fuzzer. */
 int index_cache_image_valid(const unsigned char *image, size_t size);
+/* Where the arrays of a well-formed IMAGE are (index_cache_image_valid
+ * said so): for the validator itself, the tests and the fuzzer. */
+struct index_cache_arrays {
+    const struct index_symbol *symbols;
+    size_t symbol_count;
+    const struct index_line *lines;
+    size_t line_count;
+    const struct index_inline *inlines;
+    size_t inline_count;
+    const struct index_inline_range *inline_ranges;
+    size_t inline_range_count;
+    const char *strings;
+    size_t strings_bytes;
+};
+void index_cache_image_arrays(const unsigned char *image, struct index_cache_arrays *out);
 /* The checksum an image must carry (tests write damaged files with it). */
 uint64_t index_cache_image_checksum(const unsigned char *image, size_t size);
 /* Where the checksum sits in an image, and the first payload byte. */
