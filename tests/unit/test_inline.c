@@ -4,6 +4,7 @@
  * backtrace_resolve gives, must equal `addr2line -i -f -C` on the same
  * address, frame for frame, run here at test time. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +204,21 @@ Test(inline, cxx_crash_report_chain_equals_addr2line, .timeout = 30)
               ours.frames[0].function);
 }
 
+/* The cache files (*.idx) in DIRECTORY. */
+static int count_cache_files(const char *directory)
+{
+    DIR *listing = opendir(directory);
+    struct dirent *entry;
+    int count = 0;
+    cr_assert_not_null(listing, "%s", directory);
+    while ((entry = readdir(listing)) != NULL) {
+        size_t length = strlen(entry->d_name);
+        count += length > 4 && strcmp(entry->d_name + length - 4, ".idx") == 0;
+    }
+    closedir(listing);
+    return count;
+}
+
 /* The cache file written by the first run gives the second the same chain;
  * inlines=0 has a key of its own and gets no chain from it. */
 Test(inline, cached_index_gives_the_same_chain, .timeout = 60)
@@ -213,12 +229,17 @@ Test(inline, cached_index_gives_the_same_chain, .timeout = 60)
     cr_assert_not_null(mkdtemp(directory));
     snprintf(options, sizeof options, "index_cache=%s", directory);
     check_crash_chain("inline_program", options, 0, &first);
+    /* The first run stored the program's index: the second reads it. */
+    int stored = count_cache_files(directory);
+    cr_assert_gt(stored, 0, "no cache file in %s", directory);
     check_crash_chain("inline_program", options, 0, &second);
+    cr_assert_eq(count_cache_files(directory), stored, "the second run built and stored again");
     cr_assert_eq(second.count, 3);
     snprintf(options, sizeof options, "index_cache=%s:inlines=0", directory);
     run_fixture("inline_program", "crash", NULL, options, &result);
     assert_died_by(&result, SIGSEGV);
     cr_assert_eq(strstr(result.output, "inlined"), NULL, "%s", result.output);
+    cr_assert_gt(count_cache_files(directory), stored, "inlines=0 stored no file of its own");
     char command[200];
     snprintf(command, sizeof command, "rm -rf '%s'", directory);
     cr_assert_eq(system(command), 0);
