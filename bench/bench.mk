@@ -39,13 +39,15 @@ DLOPEN_BENCH_PROGRAMS := $(BENCH_DIR)/dlopen_bench $(BENCH_DIR)/dlopen_many_help
 	$(BENCH_DIR)/many/module199.so
 
 bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $(DLOPEN_BENCH_PROGRAMS) \
-	$(BENCH_DIR)/load_cost
+	$(BENCH_DIR)/load_cost $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx
 	$(BENCH_DIR)/bench
 	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD)
 	$(HEAP_BENCH_DIR)/heap_bench
 	$(BENCH_DIR)/dlopen_bench
 	@echo "== execinfo_ex_leaks on generated traces of 1,000,000 events"
 	sh tools/leaks/bench_leaks.sh 1000000 $(BUILD)/bin/execinfo_ex_leaks
+	@echo "== the index with inlines=1 against inlines=0 (issue 15)"
+	python3 bench/inline_cost.py 11 $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx
 
 $(BENCH_DIR)/obj/%.o: bench/%.c $(BENCH_HEADERS)
 	@mkdir -p $(dir $@)
@@ -209,7 +211,8 @@ $(HEAP_BENCH_DIR)/mtrace_start.so: bench/heap/mtrace_start.c
 
 # Issue 15: what the inlined calls cost the index of a main executable,
 # inlines=1 against inlines=0 (bench/inline_cost.py; docs/PERFORMANCE.md,
-# "Inlined frames"). `make bench-inline`; not part of `make bench`.
+# "Inlined frames"). Run at the end of `make bench`, or alone by
+# `make bench-inline`.
 # index_cost_helper.c linked with the -O2 test fixture (its main renamed)
 # and with a generated C++ program of about 3,300 lines (-O2 -g).
 INLINE_GEN_DIR := $(BENCH_DIR)/inline_gen
