@@ -38,6 +38,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/unwind/walk_memo.c \
 	src/symbolize/index_reader.c \
 	src/symbolize/lookup.c \
+	src/symbolize/inline_lookup.c \
 	src/symbolize/maps_fallback.c \
 	src/symbolize/frame_format.c \
 	src/symbolize/frame_json.c \
@@ -72,6 +73,7 @@ NORMAL_SOURCES := \
 	src/symbolize/file_probes.c \
 	src/symbolize/index_cache.c \
 	src/symbolize/line_table.c \
+	src/symbolize/inline_table.c \
 	src/symbolize/module_data.c \
 	src/symbolize/index.c \
 	src/symbolize/symbols.c \

@@ -39,13 +39,15 @@ DLOPEN_BENCH_PROGRAMS := $(BENCH_DIR)/dlopen_bench $(BENCH_DIR)/dlopen_many_help
 	$(BENCH_DIR)/many/module199.so
 
 bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $(DLOPEN_BENCH_PROGRAMS) \
-	$(BENCH_DIR)/load_cost
+	$(BENCH_DIR)/load_cost $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx
 	$(BENCH_DIR)/bench
 	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD)
 	$(HEAP_BENCH_DIR)/heap_bench
 	$(BENCH_DIR)/dlopen_bench
 	@echo "== execinfo_ex_leaks on generated traces of 1,000,000 events"
 	sh tools/leaks/bench_leaks.sh 1000000 $(BUILD)/bin/execinfo_ex_leaks
+	@echo "== the index with inlines=1 against inlines=0 (issue 15)"
+	python3 bench/inline_cost.py 11 $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx
 
 $(BENCH_DIR)/obj/%.o: bench/%.c $(BENCH_HEADERS)
 	@mkdir -p $(dir $@)
@@ -206,3 +208,36 @@ $(HEAP_BENCH_DIR)/churn_asan: bench/heap/churn.c
 $(HEAP_BENCH_DIR)/mtrace_start.so: bench/heap/mtrace_start.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -fPIC -shared $< -o $@
+
+# Issue 15: what the inlined calls cost the index of a main executable,
+# inlines=1 against inlines=0 (bench/inline_cost.py; docs/PERFORMANCE.md,
+# "Inlined frames"). Run at the end of `make bench`, or alone by
+# `make bench-inline`.
+# index_cost_helper.c linked with the -O2 test fixture (its main renamed)
+# and with a generated C++ program of about 3,300 lines (-O2 -g).
+INLINE_GEN_DIR := $(BENCH_DIR)/inline_gen
+INLINE_GEN_OBJECTS := $(patsubst %,$(INLINE_GEN_DIR)/gen_%.o,0 1 2 3 entry)
+
+$(INLINE_GEN_DIR)/gen_entry.cpp: bench/gen_inline_cxx.py
+	@mkdir -p $(dir $@)
+	python3 bench/gen_inline_cxx.py $(INLINE_GEN_DIR) 4 12
+
+$(INLINE_GEN_DIR)/gen_%.cpp: $(INLINE_GEN_DIR)/gen_entry.cpp ;
+
+$(INLINE_GEN_DIR)/gen_%.o: $(INLINE_GEN_DIR)/gen_%.cpp
+	$(firstword $(CXX)) -O2 -g -c $< -o $@
+
+$(BENCH_DIR)/inline_cost_fixture: bench/index_cost_helper.c bench/timing.h tests/fixtures/inline_program.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -c tests/fixtures/inline_program.c -Dmain=fixture_main -o $@.fixture.o
+	$(CC) $(BENCH_CFLAGS) bench/index_cost_helper.c $@.fixture.o -o $@ $(STATIC) $(DEP_LIBS)
+
+$(BENCH_DIR)/inline_cost_cxx: bench/index_cost_helper.c bench/timing.h $(INLINE_GEN_OBJECTS) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -c bench/index_cost_helper.c -o $@.helper.o
+	$(firstword $(CXX)) -O2 -g $@.helper.o $(INLINE_GEN_OBJECTS) -o $@ $(STATIC) $(DEP_LIBS)
+
+bench-inline: $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx
+	python3 bench/inline_cost.py 11 $^
+.PHONY: bench-inline
+.PRECIOUS: $(INLINE_GEN_DIR)/gen_%.cpp

@@ -18,7 +18,8 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/packed_functions.so $(BUILD)/tests/odd_symbols.so $(BUILD)/tests/alias_program \
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
-	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe
+	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
+	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
 ifneq ($(SANITIZE_PASS),asan)
 TEST_FIXTURES  += $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
@@ -107,6 +108,17 @@ $(BUILD)/tests/deepbind_plugin.so: tests/fixtures/deepbind_plugin.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fPIC -shared -fno-builtin $< -o $@
 
+# test_inline.c: -O2, a crash two inlined calls deep, compared with
+# addr2line -i (built without the sanitizers' flags: the code layout is
+# what the test reads).
+$(BUILD)/tests/inline_program: tests/fixtures/inline_program.c all
+	@mkdir -p $(dir $@)
+	$(LAYOUT_CC) -O2 -g -Iinclude $< -o $@ -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+$(BUILD)/tests/inline_program_cxx: tests/fixtures/inline_program_cxx.cpp all
+	@mkdir -p $(dir $@)
+	$(firstword $(CXX)) -O2 -g -Iinclude $< -o $@ -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
+
 $(BUILD)/tests/crash_static: tests/fixtures/crash_static.c all
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -Iinclude $< -o $@ -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
@@ -144,7 +156,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/support.h tests/crash_helpers.h
 		-Wl,-rpath,$(CURDIR)/$(BUILD) $(TEST_LIBS)
 
 $(BUILD)/tests/internal_%: tests/unit/internal_%.c tests/support.h all $(BUILD)/tests/cache_probe \
-	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/fixture_lib.so
+	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/inline_program
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS) $(TEST_LIBS)
 

@@ -15,6 +15,7 @@ struct options {
     /* symbol index */
     enum lines_scope lines;   /* lines=none|main|all; default main */
     size_t line_memory;       /* line_memory=SIZE (K, M, G); default 64M */
+    int inlines;              /* inlines=0|1: inlined calls with the lines; default 1 */
     int index_cache;          /* index_cache=0|1|PATH: keep built index data on disk; default 1 */
     char index_cache_path[OPTIONS_PATH_MAX]; /* its directory; "": the default one */
     /* fatal-signal handler */

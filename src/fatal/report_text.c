@@ -101,6 +101,7 @@ static void text_frames(struct text_out *out, const struct crash_facts *facts,
         uintptr_t address = (uintptr_t)facts->frames[i];
         lookup_frame(snapshot, address, lookup_naming_address(address, facts->frame_exact[i]), 1,
                      &location);
+        frame_format_inlined(out, &location);
         text_out_char(out, '#');
         text_out_decimal(out, (uint64_t)i);
         text_out_string(out, i < 10 ? "  " : " ");

@@ -1,4 +1,5 @@
-/* frame_format.c: glibc's two line shapes, byte for byte.
+/* frame_format.c: glibc's two line shapes, byte for byte, and the lines
+ * of inlined calls that the extended calls write before a frame.
  * World: signal-safe (text_out only).
  *
  * glibc's backtrace_symbols prints the offset with "%#tx" (so an offset of
@@ -78,4 +79,21 @@ void frame_format_source(struct text_out *out, const struct frame_location *loca
     text_out_string(out, location->file);
     text_out_char(out, ':');
     text_out_decimal(out, location->line);
+}
+
+void frame_format_inlined(struct text_out *out, const struct frame_location *location)
+{
+    struct inlined_frame inlined;
+    for (unsigned i = 0; lookup_inlined(location, i, &inlined) && out->error == 0; i++) {
+        text_out_string(out, "    inlined: ");
+        text_out_string(out, inlined.function != NULL ? inlined.function : "??");
+        if (inlined.file != NULL && inlined.line != 0) {
+            text_out_string(out, " at ");
+            text_out_string(out, inlined.file);
+            text_out_char(out, ':');
+            text_out_decimal(out, inlined.line);
+        }
+        text_out_char(out, '\n');
+        text_out_end_line(out);
+    }
 }

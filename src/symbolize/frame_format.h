@@ -19,4 +19,10 @@ void frame_format(struct text_out *out, uintptr_t address,
 /* " at file:line" when the location has one, else nothing. Signal-safe. */
 void frame_format_source(struct text_out *out, const struct frame_location *location);
 
+/* One line per inlined call of LOCATION, innermost first, each ended:
+ * "    inlined: function at file:line" ("??" for a function without a
+ * name, no " at" without a line). Written before the frame's own line,
+ * which then has the outermost call's line. Signal-safe. */
+void frame_format_inlined(struct text_out *out, const struct frame_location *location);
+
 #endif

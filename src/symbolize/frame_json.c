@@ -4,6 +4,34 @@
 #include "lookup.h"
 #include "../base/json_out.h"
 
+static void put_line(struct text_out *out, unsigned line)
+{
+    if (line > 0)
+        text_out_decimal(out, line);
+    else
+        text_out_string(out, "null");
+}
+
+/* "inlined":[{"function":...,"file":...,"line":...},...], innermost
+ * first; left out when the frame holds no inlined call (inlines=0 then
+ * writes what it always wrote). */
+static void inlined_member(struct text_out *out, const struct frame_location *location)
+{
+    struct inlined_frame inlined;
+    for (unsigned i = 0; lookup_inlined(location, i, &inlined); i++) {
+        text_out_string(out, i == 0 ? ",\"inlined\":[{" : ",{");
+        json_key(out, "function", 1);
+        json_string(out, inlined.function);
+        json_key(out, "file", 0);
+        json_string(out, inlined.file);
+        json_key(out, "line", 0);
+        put_line(out, inlined.file != NULL ? inlined.line : 0);
+        text_out_char(out, '}');
+    }
+    if (lookup_inlined(location, 0, &inlined))
+        text_out_char(out, ']');
+}
+
 static void frame_members(struct text_out *out, const struct index_snapshot *snapshot,
                           uintptr_t address, int exact)
 {
@@ -25,10 +53,8 @@ static void frame_members(struct text_out *out, const struct index_snapshot *sna
     json_key(out, "file", 0);
     json_string(out, location.file);
     json_key(out, "line", 0);
-    if (location.line > 0)
-        text_out_decimal(out, location.line);
-    else
-        text_out_string(out, "null");
+    put_line(out, location.file != NULL ? location.line : 0);
+    inlined_member(out, &location);
 }
 
 void frame_json_array(struct text_out *out, const struct index_snapshot *snapshot,

@@ -9,7 +9,8 @@
 #include "../base/text_out.h"
 
 /* [{"address":"0x...","module":...,"function":...,"offset":...,"file":...,
- * "line":...},...] one frame a line; an exact pc (lookup_frame_is_exact of
+ * "line":...[,"inlined":[{"function":...,"file":...,"line":...},...]]},...]
+ * one frame a line; an exact pc (lookup_frame_is_exact of
  * EXACT and FLAGS) looked up by itself, a return address at address - 1
  * (the call). Signal-safe. */
 void frame_json_array(struct text_out *out, const struct index_snapshot *snapshot,

@@ -33,7 +33,7 @@ struct cached_data {
     unsigned build_id_length;
     struct stat file;          /* identity when there is no build-id */
     const void *memory_image;
-    int with_lines;
+    int with_lines;            /* line_mode() of the read */
     int incomplete;            /* memory ran out while it was read */
     unsigned read_in_build;    /* build_serial of that read */
     size_t line_bytes;         /* of line_bytes_used */
@@ -158,6 +158,14 @@ static int wants_lines(const struct module_info *module)
     return active_options.lines == LINES_MAIN && module->is_main;
 }
 
+/* 0: no lines, 1: lines, 2: lines and inlined calls (inlines=1). */
+static int line_mode(const struct module_info *module)
+{
+    if (!wants_lines(module))
+        return 0;
+    return active_options.inlines ? 2 : 1;
+}
+
 /* MODULE's cache entry, or NULL. */
 static struct cached_data *cached(const struct module_info *module, const struct stat *file,
                                   int with_lines)
@@ -201,7 +209,7 @@ static void prepare_elf(void)
 static const struct module_data *data_for(const struct module_info *module, int *out_of_memory)
 {
     struct stat file;
-    int with_lines = wants_lines(module);
+    int with_lines = line_mode(module);
 
     memset(&file, 0, sizeof file);
     /* A build-id is the identity; else the file's (a stat per rebuild). */
@@ -218,16 +226,17 @@ static const struct module_data *data_for(const struct module_info *module, int 
         budget = active_options.line_memory - line_bytes_used;
     int incomplete = 0;
     /* Read by an earlier process, checked whole; else built and kept. */
-    const struct module_data *data = index_cache_load(module, budget, &line_bytes);
+    int inlines = with_lines == 2;
+    const struct module_data *data = index_cache_load(module, budget, inlines, &line_bytes);
     if (data == NULL) {
         struct file_probes probes = { NULL, 0, 0, 0 };
         prepare_elf();
-        data = module_data_build_recorded(module, budget, &line_bytes, &probes);
+        data = module_data_build_recorded(module, budget, inlines, &line_bytes, &probes);
         incomplete = errno == ENOMEM;
         built_bytes_since_trim += data != NULL ? data->mapped_bytes : 0;
         built_in_refresh = 1;
         if (!incomplete)
-            index_cache_store(module, budget, data, line_bytes, &probes);
+            index_cache_store(module, budget, inlines, data, line_bytes, &probes);
         file_probes_free(&probes);
     }
     *out_of_memory = incomplete;

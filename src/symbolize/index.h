@@ -24,6 +24,24 @@ struct index_line {
     uint32_t line;      /* 0: past the end of a sequence */
 };
 
+/* One inlined call (a DW_TAG_inlined_subroutine with code). */
+struct index_inline {
+    uint32_t name;       /* offset in module_data.strings; INDEX_INLINE_NONE: unknown */
+    uint32_t call_file;  /* where it was called: offset in strings, or INDEX_INLINE_NONE */
+    uint32_t call_line;  /* 0: unknown */
+    uint32_t parent;     /* the inlined call it sits in, always a lower index;
+                            INDEX_INLINE_NONE: inlined into the real function */
+};
+#define INDEX_INLINE_NONE UINT32_MAX
+
+/* From address FROM up to the next range, CALL is the innermost inlined
+ * call (an index in module_data.inlines, or INDEX_INLINE_NONE: none). */
+struct index_inline_range {
+    uint64_t from;
+    uint32_t call;
+    uint32_t unused;
+};
+
 /* What one ELF file says, shared by every snapshot that holds the module. */
 struct module_data {
     const struct index_symbol *symbols;
@@ -42,6 +60,12 @@ struct module_data {
     /* Read from the index cache into a mapping shared with other modules'
      * data (src/symbolize/index_cache.c): never unmapped on its own. */
     int in_shared_mapping;
+    /* Inlined calls (with inlines=1 and lines): ranges sorted by from,
+     * strictly increasing. */
+    const struct index_inline *inlines;
+    size_t inline_count;
+    const struct index_inline_range *inline_ranges;
+    size_t inline_range_count;
 };
 
 struct index_module {

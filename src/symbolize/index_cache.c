@@ -28,7 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CACHE_FORMAT 1
+/* 2: the inlined calls and their ranges follow the lines (issue 15). */
+#define CACHE_FORMAT 2
 static const char cache_magic[8] = { 'E', 'X', 'I', 'X', 'I', 'D', 'X', '\n' };
 
 struct cache_header {
@@ -45,9 +46,13 @@ struct cache_header {
                                    a memory image: its size in [2] */
     uint32_t with_lines;        /* built with a line budget */
     uint32_t lines_truncated;   /* the budget ran out */
+    uint32_t with_inlines;      /* the inlined calls were read (inlines=1) */
+    uint32_t unused;
     uint64_t line_budget, line_bytes;
-    /* what follows: symbols, lines, strings, the file probes */
-    uint64_t symbol_count, line_count, strings_bytes, probes_bytes;
+    /* what follows: symbols, lines, inlined calls, their ranges, strings,
+     * the file probes */
+    uint64_t symbol_count, line_count, inline_count, inline_range_count;
+    uint64_t strings_bytes, probes_bytes;
     uint64_t name_bytes_read;
 };
 
@@ -134,24 +139,84 @@ static int lines_valid(const struct index_line *lines, size_t count, size_t stri
     return 1;
 }
 
-/* Sizes add up without overflow: *PAYLOAD gets symbols + lines + strings. */
+/* A string offset, or none where NONE_ALLOWED. */
+static int string_valid(uint32_t offset, size_t strings, int none_allowed)
+{
+    return offset < strings || (none_allowed && offset == INDEX_INLINE_NONE);
+}
+
+/* Every name and file inside the strings, every parent before its call
+ * (so that a walk up a chain ends). */
+static int inlines_valid(const struct index_inline *inlines, size_t count, size_t strings)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (!string_valid(inlines[i].name, strings, 1) ||
+            !string_valid(inlines[i].call_file, strings, 1) ||
+            (inlines[i].parent != INDEX_INLINE_NONE && inlines[i].parent >= i))
+            return 0;
+    }
+    return 1;
+}
+
+/* Strictly increasing, each naming a call of the file or none. */
+static int inline_ranges_valid(const struct index_inline_range *ranges, size_t count,
+                               size_t inline_count)
+{
+    for (size_t i = 0; i < count; i++) {
+        if ((ranges[i].call != INDEX_INLINE_NONE && ranges[i].call >= inline_count) ||
+            (i > 0 && ranges[i].from <= ranges[i - 1].from))
+            return 0;
+    }
+    return 1;
+}
+
+/* The bytes of the arrays that follow the header. */
+static uint64_t arrays_bytes(const struct cache_header *header)
+{
+    return header->symbol_count * sizeof(struct index_symbol) +
+           header->line_count * sizeof(struct index_line) +
+           header->inline_count * sizeof(struct index_inline) +
+           header->inline_range_count * sizeof(struct index_inline_range);
+}
+
+/* Sizes add up without overflow. */
 static int sizes_valid(const struct cache_header *header, size_t size)
 {
     const uint64_t most = (uint64_t)1 << 40;
     if (header->symbol_count > most / sizeof(struct index_symbol) ||
-        header->line_count > most / sizeof(struct index_line) || header->strings_bytes > most ||
-        header->probes_bytes > most)
+        header->line_count > most / sizeof(struct index_line) ||
+        header->inline_count > most / sizeof(struct index_inline) ||
+        header->inline_range_count > most / sizeof(struct index_inline_range) ||
+        header->strings_bytes > most || header->probes_bytes > most)
         return 0;
-    uint64_t total = sizeof *header + header->symbol_count * sizeof(struct index_symbol) +
-                     header->line_count * sizeof(struct index_line) + header->strings_bytes +
+    uint64_t total = sizeof *header + arrays_bytes(header) + header->strings_bytes +
                      header->probes_bytes;
     return total == size && header->file_bytes == size && header->strings_bytes <= UINT32_MAX &&
-           (header->strings_bytes > 0 || (header->symbol_count == 0 && header->line_count == 0));
+           header->inline_count < INDEX_INLINE_NONE &&
+           (header->strings_bytes > 0 || (header->symbol_count == 0 && header->line_count == 0)) &&
+           (header->with_inlines || (header->inline_count == 0 && header->inline_range_count == 0));
+}
+
+void index_cache_image_arrays(const unsigned char *image, struct index_cache_arrays *out)
+{
+    struct cache_header header;
+    memcpy(&header, image, sizeof header);
+    out->symbols = (const struct index_symbol *)(image + sizeof header);
+    out->symbol_count = header.symbol_count;
+    out->lines = (const struct index_line *)(out->symbols + header.symbol_count);
+    out->line_count = header.line_count;
+    out->inlines = (const struct index_inline *)(out->lines + header.line_count);
+    out->inline_count = header.inline_count;
+    out->inline_ranges = (const struct index_inline_range *)(out->inlines + header.inline_count);
+    out->inline_range_count = header.inline_range_count;
+    out->strings = (const char *)(out->inline_ranges + header.inline_range_count);
+    out->strings_bytes = header.strings_bytes;
 }
 
 int index_cache_image_valid(const unsigned char *image, size_t size)
 {
     struct cache_header header;
+    struct index_cache_arrays arrays;
     if (size < sizeof header || ((uintptr_t)image & 7) != 0)
         return 0;
     memcpy(&header, image, sizeof header);
@@ -159,17 +224,20 @@ int index_cache_image_valid(const unsigned char *image, size_t size)
         header.format != CACHE_FORMAT || header.header_bytes != sizeof header ||
         header.builder_id_length > MODULE_BUILD_ID_MAX ||
         header.build_id_length > MODULE_BUILD_ID_MAX || header.with_lines > 1 ||
-        header.lines_truncated > 1 || !sizes_valid(&header, size) ||
+        header.lines_truncated > 1 || header.with_inlines > header.with_lines ||
+        !sizes_valid(&header, size) ||
         header.checksum != index_cache_image_checksum(image, size))
         return 0;
-    const unsigned char *at = image + sizeof header;
-    const struct index_symbol *symbols = (const struct index_symbol *)at;
-    const struct index_line *lines = (const struct index_line *)(symbols + header.symbol_count);
-    const unsigned char *strings = (const unsigned char *)(lines + header.line_count);
-    return symbols_valid(symbols, header.symbol_count, header.strings_bytes) &&
-           lines_valid(lines, header.line_count, header.strings_bytes) &&
-           strings_valid(strings, header.strings_bytes) &&
-           file_probes_well_formed(strings + header.strings_bytes, header.probes_bytes);
+    index_cache_image_arrays(image, &arrays);
+    size_t strings = arrays.strings_bytes;
+    return symbols_valid(arrays.symbols, arrays.symbol_count, strings) &&
+           lines_valid(arrays.lines, arrays.line_count, strings) &&
+           inlines_valid(arrays.inlines, arrays.inline_count, strings) &&
+           inline_ranges_valid(arrays.inline_ranges, arrays.inline_range_count,
+                               arrays.inline_count) &&
+           strings_valid((const unsigned char *)arrays.strings, strings) &&
+           file_probes_well_formed((const unsigned char *)arrays.strings + strings,
+                                   header.probes_bytes);
 }
 
 /* ---- the directory ---- */
@@ -250,8 +318,9 @@ struct cache_key {
     uint64_t identity[5];
 };
 
-/* Returns 0, or -1 when MODULE cannot be cached (no build-id, no file). */
-static int key_of(const struct module_info *module, int with_lines, struct cache_key *key)
+/* Returns 0, or -1 when MODULE cannot be cached (no build-id, no file).
+ * LINE_MODE: 0 no lines, 1 lines, 2 lines and inlined calls. */
+static int key_of(const struct module_info *module, int line_mode, struct cache_key *key)
 {
     memset(key, 0, sizeof *key);
     if (directory < 0 || module->build_id_length == 0)
@@ -269,7 +338,7 @@ static int key_of(const struct module_info *module, int with_lines, struct cache
         key->identity[4] = (uint64_t)file.st_mtim.tv_nsec;
     }
     /* The path too: the debug file candidates follow its directory. */
-    uint64_t lanes[4] = { CACHE_FORMAT, (uint64_t)with_lines, 5, 7 };
+    uint64_t lanes[4] = { CACHE_FORMAT, (uint64_t)line_mode, 5, 7 };
     mix(builder_id, builder_id_length, lanes);
     mix((const unsigned char *)key->identity, sizeof key->identity, lanes);
     mix((const unsigned char *)module->file_path, strlen(module->file_path), lanes);
@@ -287,16 +356,18 @@ static int key_of(const struct module_info *module, int with_lines, struct cache
     return 0;
 }
 
-/* Whether HEADER was made for MODULE under KEY with LINE_BUDGET. */
+/* Whether HEADER was made for MODULE under KEY with LINE_BUDGET and
+ * INLINES. */
 static int header_fits(const struct cache_header *header, const struct module_info *module,
-                       const struct cache_key *key, size_t line_budget)
+                       const struct cache_key *key, size_t line_budget, int inlines)
 {
     if (header->builder_id_length != builder_id_length ||
         memcmp(header->builder_id, builder_id, builder_id_length) != 0 ||
         header->build_id_length != module->build_id_length ||
         memcmp(header->build_id, module->build_id, module->build_id_length) != 0 ||
         memcmp(header->identity, key->identity, sizeof key->identity) != 0 ||
-        header->with_lines != (line_budget > 0))
+        header->with_lines != (line_budget > 0) ||
+        header->with_inlines != (line_budget > 0 && inlines))
         return 0;
     if (line_budget == 0)
         return 1;
@@ -379,7 +450,8 @@ static void arena_give_back(size_t bytes)
 /* FD's file into private memory, after room for a module_data header;
  * checked whole. Returns the data or NULL. */
 static struct module_data *read_checked(int fd, size_t size, const struct module_info *module,
-                                        const struct cache_key *key, size_t line_budget)
+                                        const struct cache_key *key, size_t line_budget,
+                                        int inlines)
 {
     size_t bytes = sizeof(struct module_data) + size;
     void *map = arena_take(bytes);
@@ -390,30 +462,38 @@ static struct module_data *read_checked(int fd, size_t size, const struct module
     if (read_all(fd, image, size) < 0 || !index_cache_image_valid(image, size))
         goto refuse;
     memcpy(&header, image, sizeof header);
-    const struct index_symbol *symbols = (const struct index_symbol *)(image + sizeof header);
-    const struct index_line *lines = (const struct index_line *)(symbols + header.symbol_count);
-    const char *strings = (const char *)(lines + header.line_count);
-    if (!header_fits(&header, module, key, line_budget) ||
-        !file_probes_still_hold((const unsigned char *)strings + header.strings_bytes,
+    struct index_cache_arrays arrays;
+    index_cache_image_arrays(image, &arrays);
+    if (!header_fits(&header, module, key, line_budget, inlines) ||
+        !file_probes_still_hold((const unsigned char *)arrays.strings + header.strings_bytes,
                                 header.probes_bytes))
         goto refuse;
     struct module_data *data = map;
-    *data = (struct module_data){ symbols, header.symbol_count, lines, header.line_count,
-                                  strings, bytes, (int)header.lines_truncated,
-                                  header.strings_bytes, header.name_bytes_read, 1 };
+    *data = (struct module_data){ arrays.symbols, arrays.symbol_count, arrays.lines,
+                                  arrays.line_count, arrays.strings, bytes,
+                                  (int)header.lines_truncated, header.strings_bytes,
+                                  header.name_bytes_read, 1, arrays.inlines,
+                                  arrays.inline_count, arrays.inline_ranges,
+                                  arrays.inline_range_count };
     return data;
 refuse:
     arena_give_back(bytes);
     return NULL;
 }
 
+/* 0 no lines, 1 lines, 2 lines and inlined calls: the key's part. */
+static int line_mode(size_t line_budget, int inlines)
+{
+    return line_budget == 0 ? 0 : inlines ? 2 : 1;
+}
+
 const struct module_data *index_cache_load(const struct module_info *module, size_t line_budget,
-                                           size_t *line_bytes)
+                                           int inlines, size_t *line_bytes)
 {
     struct cache_key key;
     struct stat status;
     *line_bytes = 0;
-    if (key_of(module, line_budget > 0, &key) < 0)
+    if (key_of(module, line_mode(line_budget, inlines), &key) < 0)
         return NULL;
     int fd = openat(directory, key.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
@@ -426,7 +506,7 @@ const struct module_data *index_cache_load(const struct module_info *module, siz
     }
     struct module_data *data = NULL;
     if (file_is_ours(fd, &status))
-        data = read_checked(fd, (size_t)status.st_size, module, &key, line_budget);
+        data = read_checked(fd, (size_t)status.st_size, module, &key, line_budget, inlines);
     close(fd);
     if (data == NULL) {
         statistics.refused++;
@@ -455,17 +535,20 @@ static int write_all(int fd, const void *bytes, size_t size)
 
 /* The whole file, in one malloc'd image (checksummed as a reader will). */
 static unsigned char *image_of(const struct module_info *module, const struct cache_key *key,
-                               size_t line_budget, const struct module_data *data,
+                               size_t line_budget, int inlines, const struct module_data *data,
                                size_t line_bytes, const struct file_probes *probes, size_t *size)
 {
     size_t symbols = data->symbol_count * sizeof(struct index_symbol);
     size_t lines = data->line_count * sizeof(struct index_line);
+    size_t calls = data->inline_count * sizeof(struct index_inline);
+    size_t ranges = data->inline_range_count * sizeof(struct index_inline_range);
     size_t strings = data->name_bytes;
     size_t probes_bytes = probes != NULL ? probes->size : 0;
-    /* What pack() made: header, symbols, lines, strings, nothing else. */
-    if (sizeof *data + symbols + lines + strings != data->mapped_bytes)
+    /* What pack() made: header, symbols, lines, inlined calls, ranges,
+     * strings, nothing else. */
+    if (sizeof *data + symbols + lines + calls + ranges + strings != data->mapped_bytes)
         return NULL;
-    *size = sizeof(struct cache_header) + symbols + lines + strings + probes_bytes;
+    *size = sizeof(struct cache_header) + symbols + lines + calls + ranges + strings + probes_bytes;
     unsigned char *image = malloc(*size);
     if (image == NULL)
         return NULL;
@@ -482,10 +565,13 @@ static unsigned char *image_of(const struct module_info *module, const struct ca
     memcpy(header.identity, key->identity, sizeof header.identity);
     header.with_lines = line_budget > 0;
     header.lines_truncated = data->lines_truncated != 0;
+    header.with_inlines = line_budget > 0 && inlines;
     header.line_budget = line_budget;
     header.line_bytes = line_bytes;
     header.symbol_count = data->symbol_count;
     header.line_count = data->line_count;
+    header.inline_count = data->inline_count;
+    header.inline_range_count = data->inline_range_count;
     header.strings_bytes = strings;
     header.probes_bytes = probes_bytes;
     header.name_bytes_read = data->name_bytes_read;
@@ -493,7 +579,9 @@ static unsigned char *image_of(const struct module_info *module, const struct ca
     memcpy(at, &header, sizeof header);
     memcpy(at += sizeof header, data->symbols, symbols);
     memcpy(at += symbols, data->lines, lines);
-    memcpy(at += lines, data->strings, strings);
+    memcpy(at += lines, data->inlines, calls);
+    memcpy(at += calls, data->inline_ranges, ranges);
+    memcpy(at += ranges, data->strings, strings);
     if (probes_bytes > 0)
         memcpy(at + strings, probes->bytes, probes_bytes);
     header.checksum = index_cache_image_checksum(image, *size);
@@ -501,16 +589,17 @@ static unsigned char *image_of(const struct module_info *module, const struct ca
     return image;
 }
 
-void index_cache_store(const struct module_info *module, size_t line_budget,
+void index_cache_store(const struct module_info *module, size_t line_budget, int inlines,
                        const struct module_data *data, size_t line_bytes,
                        const struct file_probes *probes)
 {
     struct cache_key key;
     size_t size;
     if (stores_stopped || data == NULL || (probes != NULL && probes->failed) ||
-        key_of(module, line_budget > 0, &key) < 0)
+        key_of(module, line_mode(line_budget, inlines), &key) < 0)
         return;
-    unsigned char *image = image_of(module, &key, line_budget, data, line_bytes, probes, &size);
+    unsigned char *image =
+        image_of(module, &key, line_budget, inlines, data, line_bytes, probes, &size);
     if (image == NULL || size > INDEX_CACHE_BYTES_MAX || !index_cache_image_valid(image, size)) {
         free(image);
         return;

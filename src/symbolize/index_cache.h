@@ -2,7 +2,7 @@
  *
  * One file per module, named by its build-id and a hash of what shaped the
  * data (this library's own build-id, the module file's identity, whether
- * lines were read). A later process reads the file into private memory and
+ * lines and inlined calls were read). A later process reads the file into private memory and
  * checks all of it (a checksum, the bounds of every offset, sorted arrays,
  * printable names, the debug files the data came from still as they were)
  * before the index may show it: the signal-safe readers trust the data. */
@@ -23,15 +23,16 @@ struct file_probes;
  * Normal world, as is everything here. */
 void index_cache_prepare(const struct options *options, const struct module_list *list);
 
-/* MODULE's data from the cache, built with LINE_BUDGET (0: no lines), or
- * NULL (no usable file: build it). Sets *LINE_BYTES. */
+/* MODULE's data from the cache, built with LINE_BUDGET (0: no lines) and
+ * INLINES (the inlined calls read with the lines), or NULL (no usable
+ * file: build it). Sets *LINE_BYTES. */
 const struct module_data *index_cache_load(const struct module_info *module, size_t line_budget,
-                                           size_t *line_bytes);
+                                           int inlines, size_t *line_bytes);
 
-/* Keep DATA, just built for MODULE with LINE_BUDGET from the debug files
- * in PROBES, for later processes. Errors (a full disk, a read-only
+/* Keep DATA, just built for MODULE with LINE_BUDGET and INLINES from the
+ * debug files in PROBES, for later processes. Errors (a full disk, a read-only
  * directory) are counted, and stop further stores in this process. */
-void index_cache_store(const struct module_info *module, size_t line_budget,
+void index_cache_store(const struct module_info *module, size_t line_budget, int inlines,
                        const struct module_data *data, size_t line_bytes,
                        const struct file_probes *probes);
 
@@ -54,6 +55,21 @@ void index_cache_statistics(struct index_cache_statistics *out);
  * checksum, sizes, offsets, order and strings. Pure; for the loader, the
  * tests and the fuzzer. */
 int index_cache_image_valid(const unsigned char *image, size_t size);
+/* Where the arrays of a well-formed IMAGE are (index_cache_image_valid
+ * said so): for the validator itself, the tests and the fuzzer. */
+struct index_cache_arrays {
+    const struct index_symbol *symbols;
+    size_t symbol_count;
+    const struct index_line *lines;
+    size_t line_count;
+    const struct index_inline *inlines;
+    size_t inline_count;
+    const struct index_inline_range *inline_ranges;
+    size_t inline_range_count;
+    const char *strings;
+    size_t strings_bytes;
+};
+void index_cache_image_arrays(const unsigned char *image, struct index_cache_arrays *out);
 /* The checksum an image must carry (tests write damaged files with it). */
 uint64_t index_cache_image_checksum(const unsigned char *image, size_t size);
 /* Where the checksum sits in an image, and the first payload byte. */

@@ -77,13 +77,22 @@ static int push_row(struct line_vector *out, struct line_entry row)
     return 0;
 }
 
-static int read_unit(Dwarf_Die *unit, struct file_interner *interner, size_t budget)
+static long intern_text(void *context, const char *text)
+{
+    return intern_file(context, text);
+}
+
+/* The bytes LINES would take with ROWS rows (the budget's measure). */
+static size_t budget_bytes(const struct line_vector *lines, size_t rows)
+{
+    return rows * LINE_PACKED_BYTES + inline_table_budget_bytes(&lines->inlines);
+}
+
+static int read_rows(Dwarf_Die *unit, struct file_interner *interner, size_t budget)
 {
     struct line_vector *out = interner->lines;
     Dwarf_Lines *rows;
     size_t count;
-
-    size_t unit_start = out->count;
 
     if (dwarf_getsrclines(unit, &rows, &count) != 0)
         return 0;
@@ -98,11 +107,8 @@ static int read_unit(Dwarf_Die *unit, struct file_interner *interner, size_t bud
         const char *file = dwarf_linesrc(row, NULL, NULL);
         if (!end && (dwarf_lineno(row, &line) != 0 || file == NULL))
             continue;
-        if ((out->count + 1) * LINE_PACKED_BYTES > budget) {
-            /* Keep only whole units: a cut sequence would have no end. */
-            out->count = unit_start;
+        if (budget_bytes(out, out->count + 1) > budget)
             return -E2BIG;
-        }
         long file_index = end ? 0 : intern_file(interner, file);
         if (file_index < 0)
             return (int)file_index;
@@ -112,6 +118,26 @@ static int read_unit(Dwarf_Die *unit, struct file_interner *interner, size_t bud
             return -ENOMEM;
     }
     return 0;
+}
+
+/* One unit's rows and inlined calls, kept whole or not at all: a cut
+ * sequence would have no end, a cut inline tree would give wrong chains. */
+static int read_unit(Dwarf_Die *unit, struct file_interner *interner, size_t budget)
+{
+    struct line_vector *out = interner->lines;
+    size_t rows = out->count, calls = out->inlines.call_count;
+    size_t ranges = out->inlines.range_count;
+
+    int result = read_rows(unit, interner, budget);
+    if (result == 0 && out->with_inlines)
+        result = inline_table_read_unit(unit, &out->inlines, intern_text, interner);
+    if (result == 0 && budget_bytes(out, out->count) > budget)
+        result = -E2BIG;
+    if (result == -E2BIG) {
+        out->count = rows;
+        inline_table_cut(&out->inlines, calls, ranges);
+    }
+    return result;
 }
 
 /* libdw's own out-of-memory handler prints "libdw: Cannot allocate
@@ -210,7 +236,7 @@ static int by_address(const void *a, const void *b)
     return left->order < right->order ? -1 : left->order > right->order;
 }
 
-void line_table_finish(struct line_vector *lines)
+int line_table_finish(struct line_vector *lines)
 {
     size_t kept = 0;
 
@@ -223,11 +249,12 @@ void line_table_finish(struct line_vector *lines)
         lines->entries[kept++] = lines->entries[i];
     }
     lines->count = kept;
+    return inline_table_finish(&lines->inlines);
 }
 
 size_t line_table_packed_size(const struct line_vector *lines)
 {
-    size_t bytes = lines->count * LINE_PACKED_BYTES;
+    size_t bytes = lines->count * LINE_PACKED_BYTES + inline_table_packed_size(&lines->inlines);
     for (size_t i = 0; i < lines->file_count; i++)
         bytes += strlen(lines->files[i]) + 1 + sizeof(uint32_t);
     return bytes;
@@ -239,5 +266,6 @@ void line_vector_free(struct line_vector *lines)
         free(lines->files[i]);
     free(lines->files);
     free(lines->entries);
+    inline_vector_free(&lines->inlines);
     memset(lines, 0, sizeof *lines);
 }

@@ -4,6 +4,8 @@
 
 #include <gelf.h>
 #include <stddef.h>
+
+#include "inline_table.h"
 #include <stdint.h>
 
 struct line_entry {
@@ -16,18 +18,22 @@ struct line_entry {
 struct line_vector {
     struct line_entry *entries;
     size_t count, capacity;
-    char **files;       /* distinct file names, owned */
+    char **files;       /* distinct file names (and inlined functions' names), owned */
     size_t file_count, file_capacity;
+    int with_inlines;   /* set before reading: read the inlined calls too */
+    struct inline_vector inlines;
 };
 
-/* Append the rows of every compilation unit of ELF, stopping (and
- * returning -E2BIG, the rows read so far kept) once they would take more
- * than BUDGET bytes. Returns the number of rows, 0 without DWARF, -ENOMEM.
+/* Append the rows of every compilation unit of ELF (and its inlined
+ * calls, with OUT->with_inlines), stopping (and returning -E2BIG, the
+ * whole units read so far kept) once they would take more than BUDGET
+ * bytes. Returns the number of rows, 0 without DWARF, -ENOMEM.
  * Normal world (libdw). */
 long line_table_read(Elf *elf, size_t budget, struct line_vector *out);
 
-/* Sort by address, one row per address. Normal world. */
-void line_table_finish(struct line_vector *lines);
+/* Sort by address, one row per address; the inlined calls' ranges made
+ * segments. Returns 0, or -ENOMEM (then no inlined calls). Normal world. */
+int line_table_finish(struct line_vector *lines);
 
 /* Bytes the finished table will take once packed into the index. */
 size_t line_table_packed_size(const struct line_vector *lines);

@@ -96,6 +96,7 @@ static void describe_in_module(const struct index_module *module, uintptr_t addr
             out->file = data->strings + line->file;
             out->line = line->line;
         }
+        lookup_inline_chain(data, call_address - module->bias, out);
     }
 }
 
@@ -108,6 +109,10 @@ void lookup_frame(const struct index_snapshot *snapshot, uintptr_t address,
     out->function_address = 0;
     out->file = NULL;
     out->line = 0;
+    out->inline_data = NULL;
+    out->inline_call = INDEX_INLINE_NONE;
+    out->inner_file = NULL;
+    out->inner_line = 0;
     out->fallback_path[0] = '\0';
 
     const struct index_module *module = lookup_module(snapshot, address);

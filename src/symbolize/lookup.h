@@ -12,13 +12,42 @@ struct frame_location {
     uintptr_t module_bias;
     const char *function;        /* NULL: no symbol contains the address */
     uintptr_t function_address;  /* runtime address of the function */
-    const char *file;            /* NULL: no line data */
+    const char *file;            /* NULL: no line data; with inlined calls, the
+                                    outermost call's place in the real function */
     unsigned line;
+    /* Inlined calls at the call address (lookup_inlined): the innermost
+     * one's call, INDEX_INLINE_NONE for none, in INLINE_DATA; the line
+     * table's own row, which is the innermost call's line. */
+    const struct module_data *inline_data;
+    uint32_t inline_call;
+    const char *inner_file;
+    unsigned inner_line;
     char fallback_path[512];     /* storage when the path came from /proc */
 };
 
+/* One inlined call, as a frame: its function, and its line inside it. */
+struct inlined_frame {
+    const char *function;        /* NULL: unknown */
+    const char *file;            /* NULL: unknown */
+    unsigned line;
+};
+
+/* The inlined calls of a frame, innermost first, at most this many. */
+#define LOOKUP_INLINED_MAX 64
+
+/* The INDEXth inlined call of LOCATION (0: innermost). Returns 1, or 0
+ * past the last. Signal-safe. */
+int lookup_inlined(const struct frame_location *location, unsigned index,
+                   struct inlined_frame *out);
+
+/* Set LOCATION's inlined calls at ADDRESS (link-time) of DATA, and move
+ * its file and line to the outermost call's. Signal-safe. */
+void lookup_inline_chain(const struct module_data *data, uint64_t address,
+                         struct frame_location *location);
+
 /* Describe ADDRESS. CALL_ADDRESS is the call's own address when ADDRESS is
- * a return address (ADDRESS - 1), else ADDRESS: it gives the source line,
+ * a return address (ADDRESS - 1), else ADDRESS: it gives the source line
+ * and the inlined calls,
  * so that the line is the call's, and the function, which ADDRESS may lie
  * just past (a call to a noreturn function as its last instruction, as
  * GCC leaves abort() at the end of a .cold part). LINES 0: no line. SNAPSHOT

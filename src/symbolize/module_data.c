@@ -1,4 +1,4 @@
-/* module_data.c: read one module's symbols and lines and pack them into a
+/* module_data.c: read one module's symbols, lines and inlined calls and pack them into a
  * read-only mapping that the signal-safe world can search.
  * World: normal (libelf, libdw, malloc, open, mmap).
  *
@@ -125,7 +125,9 @@ static size_t packed_size(const struct gathered *g, size_t *symbols_kept, size_t
     *symbols_kept = kept;
     *names_bytes = names;
     return sizeof(struct module_data) + kept * sizeof(struct index_symbol) +
-           g->lines.count * sizeof(struct index_line) + names;
+           g->lines.count * sizeof(struct index_line) +
+           g->lines.inlines.call_count * sizeof(struct index_inline) +
+           g->lines.inlines.segment_count * sizeof(struct index_inline_range) + names;
 }
 
 /* Names and paths come from files that may be damaged or hostile: a control
@@ -156,6 +158,26 @@ static uint32_t *file_offsets_fill(const struct gathered *g, char *strings, size
     return offsets;
 }
 
+static uint32_t string_or_none(const uint32_t *file_offsets, uint32_t index)
+{
+    return index == INLINE_NONE ? INDEX_INLINE_NONE : file_offsets[index];
+}
+
+/* The inlined calls and their segments, after the lines. */
+static void pack_inlines(const struct inline_vector *from, const uint32_t *file_offsets,
+                         struct index_inline *calls, struct index_inline_range *ranges)
+{
+    for (size_t i = 0; i < from->call_count; i++) {
+        const struct inline_call *call = &from->calls[i];
+        calls[i] = (struct index_inline){ string_or_none(file_offsets, call->name),
+                                          string_or_none(file_offsets, call->call_file),
+                                          call->call_line, call->parent };
+    }
+    for (size_t i = 0; i < from->segment_count; i++)
+        ranges[i] = (struct index_inline_range){ from->segments[i].from, from->segments[i].call,
+                                                 0 };
+}
+
 static const struct module_data *pack(const struct gathered *g)
 {
     size_t symbol_count, names;
@@ -167,7 +189,10 @@ static const struct module_data *pack(const struct gathered *g)
     struct module_data *data = map;
     struct index_symbol *symbols = (struct index_symbol *)(data + 1);
     struct index_line *lines = (struct index_line *)(symbols + symbol_count);
-    char *strings = (char *)(lines + g->lines.count);
+    struct index_inline *inlines = (struct index_inline *)(lines + g->lines.count);
+    struct index_inline_range *ranges =
+        (struct index_inline_range *)(inlines + g->lines.inlines.call_count);
+    char *strings = (char *)(ranges + g->lines.inlines.segment_count);
     size_t used = 0;
 
     uint32_t *file_offsets = file_offsets_fill(g, strings, &used, &read);
@@ -187,9 +212,12 @@ static const struct module_data *pack(const struct gathered *g)
         const struct line_entry *row = &g->lines.entries[i];
         lines[i] = (struct index_line){ row->address, file_offsets[row->file], row->line };
     }
+    pack_inlines(&g->lines.inlines, file_offsets, inlines, ranges);
     free(file_offsets);
     *data = (struct module_data){ symbols, symbol_count, lines, g->lines.count,
-                                  strings, bytes, g->lines_truncated, names, read, 0 };
+                                  strings, bytes, g->lines_truncated, names, read, 0,
+                                  inlines, g->lines.inlines.call_count, ranges,
+                                  g->lines.inlines.segment_count };
     mprotect(map, bytes, PROT_READ);
     return data;
 }
@@ -223,10 +251,11 @@ static void gather_symbols(const struct module_info *module, struct opened_elf *
 /* Lines are kept whole or not at all: a table cut by running out of
  * memory could give a wrong line to the addresses after the cut. */
 static void gather_lines(const struct module_info *module, struct opened_elf *file,
-                         struct opened_elf *debug, size_t budget, struct gathered *g,
-                         struct file_probes *probes)
+                         struct opened_elf *debug, size_t budget, int inlines,
+                         struct gathered *g, struct file_probes *probes)
 {
     int out_of_memory = 0;
+    g->lines.with_inlines = inlines;
     errno = 0;
     long rows = line_table_read(file->elf, budget, &g->lines);
     out_of_memory = rows == -ENOMEM || errno == ENOMEM;
@@ -249,17 +278,19 @@ static void gather_lines(const struct module_info *module, struct opened_elf *fi
         return;
     }
     g->lines_truncated = rows == -E2BIG;
-    line_table_finish(&g->lines);
+    if (line_table_finish(&g->lines) < 0)
+        g->out_of_memory = 1; /* the lines stay; no inlined calls */
 }
 
 const struct module_data *module_data_build(const struct module_info *module,
                                             size_t line_budget, size_t *line_bytes)
 {
-    return module_data_build_recorded(module, line_budget, line_bytes, NULL);
+    return module_data_build_recorded(module, line_budget, 1, line_bytes, NULL);
 }
 
 const struct module_data *module_data_build_recorded(const struct module_info *module,
-                                                     size_t line_budget, size_t *line_bytes,
+                                                     size_t line_budget, int inlines,
+                                                     size_t *line_bytes,
                                                      struct file_probes *probes)
 {
     struct opened_elf file, debug = { NULL, -1 };
@@ -272,7 +303,7 @@ const struct module_data *module_data_build_recorded(const struct module_info *m
         return NULL; /* errno ENOMEM, or why the file is not used */
     gather_symbols(module, &file, &debug, &g, probes);
     if (line_budget > 0)
-        gather_lines(module, &file, &debug, line_budget, &g, probes);
+        gather_lines(module, &file, &debug, line_budget, inlines, &g, probes);
     const struct module_data *data = pack(&g);
     if (data != NULL)
         *line_bytes = line_table_packed_size(&g.lines);

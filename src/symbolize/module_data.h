@@ -5,8 +5,8 @@
 #include "index.h"
 #include "module_list.h"
 
-/* Read MODULE's symbols (and, if LINE_BUDGET > 0, its source lines, at
- * most LINE_BUDGET bytes) into one fresh mapping. Returns NULL when the
+/* Read MODULE's symbols (and, if LINE_BUDGET > 0, its source lines and
+ * inlined calls, at most LINE_BUDGET bytes) into one fresh mapping. Returns NULL when the
  * file cannot be read, is not ELF, or is not the file that was loaded (its
  * build-id differs): the module is then shown as path(+offset). When
  * memory ran out (here, in libelf or in libdw) errno is ENOMEM, with NULL
@@ -16,11 +16,13 @@
 const struct module_data *module_data_build(const struct module_info *module,
                                             size_t line_budget, size_t *line_bytes);
 
-/* The same, recording in PROBES every debug file candidate looked at
- * (src/symbolize/file_probes.h), so that a cached copy can be checked. */
+/* The same, with the inlined calls only if INLINES, recording in PROBES
+ * every debug file candidate looked at (src/symbolize/file_probes.h), so
+ * that a cached copy can be checked. */
 struct file_probes;
 const struct module_data *module_data_build_recorded(const struct module_info *module,
-                                                     size_t line_budget, size_t *line_bytes,
+                                                     size_t line_budget, int inlines,
+                                                     size_t *line_bytes,
                                                      struct file_probes *probes);
 
 #endif

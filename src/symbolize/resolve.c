@@ -90,6 +90,26 @@ static struct source source_of(Dwfl_Module *module, Dwarf_Addr pc)
     return source;
 }
 
+/* The scopes around PC in the DIE tree itself, innermost first: as
+ * eu-addr2line -i, dwarf_getscopes finds the innermost, then
+ * dwarf_getscopes_die walks its parents. (dwarf_getscopes alone goes on
+ * from an inlined subroutine into its abstract origin's scopes: a chain
+ * two calls deep lost every call but the innermost.) */
+static int concrete_scopes(Dwarf_Die *unit, Dwarf_Addr pc, Dwarf_Die **scopes)
+{
+    Dwarf_Die *found = NULL;
+    int count = dwarf_getscopes(unit, pc, &found);
+    *scopes = NULL;
+    if (count <= 0) {
+        free(found);
+        return count < 0 ? 0 : count;
+    }
+    Dwarf_Die innermost = found[0];
+    free(found);
+    count = dwarf_getscopes_die(&innermost, scopes);
+    return count < 0 ? 0 : count;
+}
+
 /* Push one frame per inlined subroutine around PC, innermost first, and
  * leave in *SOURCE the location in the function they were inlined into. */
 static int push_inlined(struct pending *pending, Dwfl_Module *module, Dwarf_Addr pc,
@@ -98,11 +118,14 @@ static int push_inlined(struct pending *pending, Dwfl_Module *module, Dwarf_Addr
     Dwarf_Addr bias;
     Dwarf_Die *unit = module ? dwfl_module_addrdie(module, pc, &bias) : NULL;
     Dwarf_Die *scopes = NULL;
-    int count = unit ? dwarf_getscopes(unit, pc - bias, &scopes) : 0;
+    int count = unit ? concrete_scopes(unit, pc - bias, &scopes) : 0;
     int result = 0;
 
     for (int i = 0; i < count && result == 0; i++) {
-        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag == DW_TAG_subprogram)
+            break; /* the real function: its frame is the caller's to push */
+        if (tag != DW_TAG_inlined_subroutine)
             continue;
         struct backtrace_frame frame = *base;
         frame.function = die_name(&scopes[i]);

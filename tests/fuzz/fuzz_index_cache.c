@@ -1,7 +1,7 @@
 /* fuzz_index_cache.c: libFuzzer over the index cache's validator
  * (src/symbolize/index_cache.c): the signal-safe readers trust whatever
- * it accepts, so an accepted image must keep every offset inside and
- * every array sorted. The input's checksum is set to match first, so that
+ * it accepts, so an accepted image must keep every offset inside, every
+ * array sorted and every inline chain finite. The input's checksum is set to match first, so that
  * the checks behind it are reached (a damaged file with a valid checksum
  * is what a careless or hostile writer leaves). */
 #include "symbolize/index_cache.h"
@@ -20,21 +20,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(image + INDEX_CACHE_CHECKSUM_AT, &checksum, sizeof checksum);
     }
     if (index_cache_image_valid(image, size)) {
-        size_t header = index_cache_header_bytes();
-        uint64_t symbols, lines, strings;
-        memcpy(&symbols, image + header - 40, 8);
-        memcpy(&lines, image + header - 32, 8);
-        memcpy(&strings, image + header - 24, 8);
-        const struct index_symbol *symbol = (const struct index_symbol *)(image + header);
-        const struct index_line *line = (const struct index_line *)(symbol + symbols);
-        const char *text = (const char *)(line + lines);
-        for (uint64_t i = 0; i < symbols; i++)
+        struct index_cache_arrays arrays;
+        index_cache_image_arrays(image, &arrays);
+        const struct index_symbol *symbol = arrays.symbols;
+        const struct index_line *line = arrays.lines;
+        const struct index_inline *call = arrays.inlines;
+        const struct index_inline_range *range = arrays.inline_ranges;
+        const char *text = arrays.strings;
+        size_t strings = arrays.strings_bytes;
+        for (size_t i = 0; i < arrays.symbol_count; i++)
             if (symbol[i].name >= strings || strlen(text + symbol[i].name) >= strings ||
                 (i > 0 && symbol[i].start < symbol[i - 1].start))
                 abort();
-        for (uint64_t i = 0; i < lines; i++)
+        for (size_t i = 0; i < arrays.line_count; i++)
             if (line[i].file >= strings || (i > 0 && line[i].address < line[i - 1].address))
                 abort();
+        for (size_t i = 0; i < arrays.inline_count; i++)
+            if ((call[i].name != INDEX_INLINE_NONE && call[i].name >= strings) ||
+                (call[i].call_file != INDEX_INLINE_NONE && call[i].call_file >= strings) ||
+                (call[i].parent != INDEX_INLINE_NONE && call[i].parent >= i))
+                abort();
+        for (size_t i = 0; i < arrays.inline_range_count; i++) {
+            if (i > 0 && range[i].from <= range[i - 1].from)
+                abort();
+            /* every chain ends: parents only go down */
+            for (uint32_t at = range[i].call, steps = 0; at != INDEX_INLINE_NONE;
+                 at = call[at].parent, steps++)
+                if (at >= arrays.inline_count || steps > arrays.inline_count)
+                    abort();
+        }
     }
     free(image);
     return 0;

@@ -300,16 +300,10 @@ Test(index_cache, the_validator_refuses_changes)
         if (!index_cache_image_valid(copy, size))
             continue;
         /* accepted: then everything it points at is inside */
-        uint64_t symbol_count, line_count, strings_bytes;
-        size_t counts_at = size; /* read through the public layout: header, symbols, ... */
-        (void)counts_at;
-        memcpy(&symbol_count, copy + index_cache_header_bytes() - 5 * 8, 8);
-        memcpy(&line_count, copy + index_cache_header_bytes() - 4 * 8, 8);
-        memcpy(&strings_bytes, copy + index_cache_header_bytes() - 3 * 8, 8);
-        const struct index_symbol *symbols =
-            (const struct index_symbol *)(copy + index_cache_header_bytes());
-        for (uint64_t i = 0; i < symbol_count; i++)
-            cr_assert_lt(symbols[i].name, strings_bytes);
+        struct index_cache_arrays arrays;
+        index_cache_image_arrays(copy, &arrays);
+        for (size_t i = 0; i < arrays.symbol_count; i++)
+            cr_assert_lt(arrays.symbols[i].name, arrays.strings_bytes);
     }
     free(copy);
     free(image);
@@ -506,4 +500,87 @@ Test(index_cache, a_file_size_limit)
     cr_assert_gt(limited.store_failed, 0, "libc's file is larger than the limit");
     struct probe off = run_probe("index_cache=0");
     cr_assert_eq(limited.symbols, off.symbols);
+}
+
+/* ---- inlined calls (issue 15) ---- */
+
+/* IMAGE (aligned, SIZE bytes) with its checksum made to match again. */
+static int valid_after_change(unsigned char *image, size_t size)
+{
+    uint64_t checksum = index_cache_image_checksum(image, size);
+    memcpy(image + INDEX_CACHE_CHECKSUM_AT, &checksum, sizeof checksum);
+    return index_cache_image_valid(image, size);
+}
+
+/* The file inline_program (a crash two inlined calls deep) left in
+ * DIRECTORY: the one with inlined calls. */
+static unsigned char *inline_image(const char *directory, size_t *size)
+{
+    char program[512], options[256], names[64][320];
+    struct child_result result;
+    snprintf(program, sizeof program, "%s/inline_program", tests_dir());
+    cache_option(options, sizeof options, directory, "");
+    snprintf(options_entry, sizeof options_entry, "EXECINFO_EX_OPTIONS=%s", options);
+    char *argv[] = { program, "crash", NULL };
+    run_program(program, argv, set_options, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    int count = cache_files(directory, names, 64);
+    for (int i = 0; i < count; i++) {
+        size_t bytes;
+        unsigned char *file = read_file(names[i], &bytes);
+        unsigned char *image = aligned_alloc(16, (bytes + 16) & ~(size_t)15);
+        memcpy(image, file, bytes);
+        free(file);
+        struct index_cache_arrays arrays;
+        cr_assert_eq(index_cache_image_valid(image, bytes), 1, "%s", names[i]);
+        index_cache_image_arrays(image, &arrays);
+        if (arrays.inline_count > 0) {
+            *size = bytes;
+            return image;
+        }
+        free(image);
+    }
+    cr_assert_fail("no cache file with inlined calls in %s:\n%s", directory, result.output);
+    return NULL;
+}
+
+/* A chain that would not end, a call or a name out of bounds, ranges out
+ * of order: each refused, even with a checksum that matches. */
+Test(index_cache, damaged_inline_arrays_are_refused, .timeout = 30)
+{
+    char directory[64];
+    size_t size;
+    fresh_directory(directory, sizeof directory);
+    unsigned char *image = inline_image(directory, &size);
+    unsigned char *copy = aligned_alloc(16, (size + 16) & ~(size_t)15);
+    struct index_cache_arrays arrays;
+    index_cache_image_arrays(image, &arrays);
+    cr_assert_gt(arrays.inline_range_count, 1);
+    size_t calls_at = (size_t)((const unsigned char *)arrays.inlines - image);
+    size_t ranges_at = (size_t)((const unsigned char *)arrays.inline_ranges - image);
+    size_t last = arrays.inline_count - 1;
+    struct {
+        size_t at;
+        uint32_t value;
+    } changes[] = {
+        /* the last call its own parent: a walk up would never end */
+        { calls_at + last * sizeof(struct index_inline) + offsetof(struct index_inline, parent),
+          (uint32_t)last },
+        { calls_at + offsetof(struct index_inline, name), (uint32_t)arrays.strings_bytes },
+        { calls_at + offsetof(struct index_inline, call_file), 0xfffffff0u },
+        { ranges_at + offsetof(struct index_inline_range, call), (uint32_t)arrays.inline_count },
+        /* the second range before the first */
+        { ranges_at + sizeof(struct index_inline_range) + offsetof(struct index_inline_range, from),
+          0 },
+    };
+    for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) {
+        memcpy(copy, image, size);
+        cr_assert_eq(valid_after_change(copy, size), 1);
+        memcpy(copy + changes[i].at, &changes[i].value, sizeof changes[i].value);
+        if (i == 4) /* a 64-bit field: its high half too */
+            memset(copy + changes[i].at + 4, 0, 4);
+        cr_assert_eq(valid_after_change(copy, size), 0, "change %zu", i);
+    }
+    free(copy);
+    free(image);
 }

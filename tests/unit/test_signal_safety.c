@@ -44,9 +44,26 @@ int posix_memalign(void **out, size_t a, size_t size)
 
 static int output_pipe[2];
 
+static volatile int stores;
+
+/* Two inlined calls deep: the writers look up the inline chain under the
+ * trap too. */
+static inline __attribute__((always_inline)) void store_inlined(volatile int *pointer)
+{
+    stores++;
+    *pointer = 1;
+}
+
+static inline __attribute__((always_inline)) void store_through(volatile int *pointer)
+{
+    stores += 2;
+    store_inlined(pointer);
+    stores += 3;
+}
+
 __attribute__((noinline)) static void fault_here(volatile int *pointer)
 {
-    *pointer = 1;
+    store_through(pointer);
 }
 
 static void check_output(int count)
@@ -56,7 +73,9 @@ static void check_output(int count)
     read_all(output_pipe[0], text, sizeof text);
     /* ucontext frame 0 is the faulting function, named in both shapes. */
     int ok = count >= 3 && strstr(text, "(fault_here+0x") != NULL &&
-             strstr(text, "Obtained ") != NULL && strstr(text, "test_signal_safety.c:") != NULL;
+             strstr(text, "Obtained ") != NULL && strstr(text, "test_signal_safety.c:") != NULL &&
+             strstr(text, "    inlined: store_inlined at ") != NULL &&
+             strstr(text, "    inlined: store_through at ") != NULL;
     if (!ok)
         write(2, text, strlen(text));
     _exit(ok ? 0 : 1);
