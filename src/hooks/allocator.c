@@ -85,7 +85,8 @@ static void enable_hooks_from_environment(void)
  * allocation's stack then starts at the caller, without stepping through
  * this library's frames (heap_caller, heap.h). Through a user's hook the
  * stack is walked from inside as before: the hook's frames are the
- * program's, and the caller a hook passes on is its own. */
+ * program's. A hook pointer left at its default (LIBC_HOOKS_ENABLE=1 with
+ * no hook of the user's) is no user's code: the caller is kept. */
 #define ENTERED __attribute__((visibility("hidden"), used, noinline))
 
 static const struct backtrace_caller *enter(const struct backtrace_caller *caller, int hooked)
@@ -112,7 +113,7 @@ ENTERED void *malloc_entered(size_t size, const struct backtrace_caller *caller)
     void *(*hook)(size_t, const void *) = __malloc_hook;
     if (straight_to_glibc(hook))
         return __libc_malloc(size);
-    const struct backtrace_caller *outer = enter(caller, hook != NULL);
+    const struct backtrace_caller *outer = enter(caller, hook != NULL && hook != default_malloc);
     void *pointer = hook != NULL ? hook(size, from) : default_malloc(size, from);
     LEAVE(outer);
     mtrace_allocation(from, pointer, size);
@@ -130,7 +131,7 @@ ENTERED void free_entered(void *pointer, const struct backtrace_caller *caller)
         return;
     }
     mtrace_release(from, pointer);
-    const struct backtrace_caller *outer = enter(caller, hook != NULL);
+    const struct backtrace_caller *outer = enter(caller, hook != NULL && hook != default_free);
     if (hook != NULL)
         hook(pointer, from);
     else
@@ -171,7 +172,7 @@ static void *traced_realloc(void *pointer, size_t size, const struct backtrace_c
 {
     const void *from = caller->return_address;
     void *(*hook)(void *, size_t, const void *) = __realloc_hook;
-    const struct backtrace_caller *outer = enter(caller, hook != NULL);
+    const struct backtrace_caller *outer = enter(caller, hook != NULL && hook != default_realloc);
     void *moved;
     if (hook != NULL) {
         moved = hook(pointer, size, from);
@@ -209,7 +210,8 @@ static void *through_memalign_hook(size_t alignment, size_t size,
 {
     const void *from = caller->return_address;
     void *(*hook)(size_t, size_t, const void *) = __memalign_hook;
-    const struct backtrace_caller *outer = enter(caller, hook != NULL);
+    const struct backtrace_caller *outer =
+        enter(caller, hook != NULL && hook != default_memalign);
     void *pointer = hook != NULL ? hook(alignment, size, from)
                                  : default_memalign(alignment, size, from);
     LEAVE(outer);

@@ -157,8 +157,9 @@ static int replay(const struct memo_layout *layout, struct memo_registers *r, ui
     return stored;
 }
 
-/* [low, low + span]: where a word may be read at once; empty (span 0
- * below low UINTPTR_MAX) if RANGE is unknown. */
+/* [low, low + span]: where a word may be read at once. If RANGE is
+ * unknown, low UINTPTR_MAX and span 0: the one address that passes the
+ * range test then is odd, and the alignment test refuses it. */
 static void readable_words(struct memory_range range, uintptr_t *low, uintptr_t *span)
 {
     *low = UINTPTR_MAX;
