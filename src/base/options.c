@@ -23,6 +23,7 @@ void options_defaults(struct options *options)
     options->lines = LINES_MAIN;
     options->line_memory = (size_t)64 << 20;
     options->index_cache = 1;
+    options->demangle = 1;
     options->handler = -1;
     options->signals = options_default_signals();
     options->format = REPORT_TEXT;
@@ -129,6 +130,7 @@ static int parse_handler(struct options *o, const char *v, size_t n) { return pa
 static int parse_overwrite(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->overwrite); }
 static int parse_registers(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->registers); }
 static int parse_modules(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->modules); }
+static int parse_demangle(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->demangle); }
 
 static int parse_format(struct options *o, const char *value, size_t length)
 {
@@ -297,7 +299,7 @@ static const struct {
     int (*parse)(struct options *, const char *, size_t);
 } known_options[] = {
     { "lines", parse_lines },         { "line_memory", parse_line_memory },
-    { "index_cache", parse_index_cache },
+    { "index_cache", parse_index_cache }, { "demangle", parse_demangle },
     { "handler", parse_handler },     { "signals", parse_signals },
     { "report", parse_report },       { "overwrite", parse_overwrite },
     { "format", parse_format },       { "frames", parse_frames },

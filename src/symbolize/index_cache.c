@@ -28,7 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CACHE_FORMAT 1
+/* 2: symbols carry a demangled name's offset, the header says whether
+ * names were demangled (issue 15). A file of another format is refused. */
+#define CACHE_FORMAT 2
 static const char cache_magic[8] = { 'E', 'X', 'I', 'X', 'I', 'D', 'X', '\n' };
 
 struct cache_header {
@@ -45,6 +47,8 @@ struct cache_header {
                                    a memory image: its size in [2] */
     uint32_t with_lines;        /* built with a line budget */
     uint32_t lines_truncated;   /* the budget ran out */
+    uint32_t demangled;         /* built with demangle=1 */
+    uint32_t reserved;          /* 0 */
     uint64_t line_budget, line_bytes;
     /* what follows: symbols, lines, strings, the file probes */
     uint64_t symbol_count, line_count, strings_bytes, probes_bytes;
@@ -116,10 +120,12 @@ static int strings_valid(const unsigned char *strings, size_t size)
     return 1;
 }
 
+/* Both names of every symbol inside the strings (which end in NUL). */
 static int symbols_valid(const struct index_symbol *symbols, size_t count, size_t strings)
 {
     for (size_t i = 0; i < count; i++) {
-        if (symbols[i].name >= strings || (i > 0 && symbols[i].start < symbols[i - 1].start))
+        if (symbols[i].name >= strings || symbols[i].demangled >= strings ||
+            (i > 0 && symbols[i].start < symbols[i - 1].start))
             return 0;
     }
     return 1;
@@ -159,7 +165,8 @@ int index_cache_image_valid(const unsigned char *image, size_t size)
         header.format != CACHE_FORMAT || header.header_bytes != sizeof header ||
         header.builder_id_length > MODULE_BUILD_ID_MAX ||
         header.build_id_length > MODULE_BUILD_ID_MAX || header.with_lines > 1 ||
-        header.lines_truncated > 1 || !sizes_valid(&header, size) ||
+        header.lines_truncated > 1 || header.demangled > 1 || header.reserved != 0 ||
+        !sizes_valid(&header, size) ||
         header.checksum != index_cache_image_checksum(image, size))
         return 0;
     const unsigned char *at = image + sizeof header;
@@ -251,7 +258,8 @@ struct cache_key {
 };
 
 /* Returns 0, or -1 when MODULE cannot be cached (no build-id, no file). */
-static int key_of(const struct module_info *module, int with_lines, struct cache_key *key)
+static int key_of(const struct module_info *module, int with_lines, int demangle,
+                  struct cache_key *key)
 {
     memset(key, 0, sizeof *key);
     if (directory < 0 || module->build_id_length == 0)
@@ -269,7 +277,7 @@ static int key_of(const struct module_info *module, int with_lines, struct cache
         key->identity[4] = (uint64_t)file.st_mtim.tv_nsec;
     }
     /* The path too: the debug file candidates follow its directory. */
-    uint64_t lanes[4] = { CACHE_FORMAT, (uint64_t)with_lines, 5, 7 };
+    uint64_t lanes[4] = { CACHE_FORMAT, (uint64_t)with_lines, 5 + (uint64_t)(demangle != 0), 7 };
     mix(builder_id, builder_id_length, lanes);
     mix((const unsigned char *)key->identity, sizeof key->identity, lanes);
     mix((const unsigned char *)module->file_path, strlen(module->file_path), lanes);
@@ -287,16 +295,16 @@ static int key_of(const struct module_info *module, int with_lines, struct cache
     return 0;
 }
 
-/* Whether HEADER was made for MODULE under KEY with LINE_BUDGET. */
+/* Whether HEADER was made for MODULE under KEY with LINE_BUDGET and DEMANGLE. */
 static int header_fits(const struct cache_header *header, const struct module_info *module,
-                       const struct cache_key *key, size_t line_budget)
+                       const struct cache_key *key, size_t line_budget, int demangle)
 {
     if (header->builder_id_length != builder_id_length ||
         memcmp(header->builder_id, builder_id, builder_id_length) != 0 ||
         header->build_id_length != module->build_id_length ||
         memcmp(header->build_id, module->build_id, module->build_id_length) != 0 ||
         memcmp(header->identity, key->identity, sizeof key->identity) != 0 ||
-        header->with_lines != (line_budget > 0))
+        header->with_lines != (line_budget > 0) || header->demangled != (demangle != 0))
         return 0;
     if (line_budget == 0)
         return 1;
@@ -379,7 +387,8 @@ static void arena_give_back(size_t bytes)
 /* FD's file into private memory, after room for a module_data header;
  * checked whole. Returns the data or NULL. */
 static struct module_data *read_checked(int fd, size_t size, const struct module_info *module,
-                                        const struct cache_key *key, size_t line_budget)
+                                        const struct cache_key *key, size_t line_budget,
+                                        int demangle)
 {
     size_t bytes = sizeof(struct module_data) + size;
     void *map = arena_take(bytes);
@@ -393,14 +402,14 @@ static struct module_data *read_checked(int fd, size_t size, const struct module
     const struct index_symbol *symbols = (const struct index_symbol *)(image + sizeof header);
     const struct index_line *lines = (const struct index_line *)(symbols + header.symbol_count);
     const char *strings = (const char *)(lines + header.line_count);
-    if (!header_fits(&header, module, key, line_budget) ||
+    if (!header_fits(&header, module, key, line_budget, demangle) ||
         !file_probes_still_hold((const unsigned char *)strings + header.strings_bytes,
                                 header.probes_bytes))
         goto refuse;
     struct module_data *data = map;
     *data = (struct module_data){ symbols, header.symbol_count, lines, header.line_count,
                                   strings, bytes, (int)header.lines_truncated,
-                                  header.strings_bytes, header.name_bytes_read, 1 };
+                                  (int)header.demangled, header.strings_bytes, header.name_bytes_read, 1 };
     return data;
 refuse:
     arena_give_back(bytes);
@@ -408,12 +417,12 @@ refuse:
 }
 
 const struct module_data *index_cache_load(const struct module_info *module, size_t line_budget,
-                                           size_t *line_bytes)
+                                           int demangle, size_t *line_bytes)
 {
     struct cache_key key;
     struct stat status;
     *line_bytes = 0;
-    if (key_of(module, line_budget > 0, &key) < 0)
+    if (key_of(module, line_budget > 0, demangle, &key) < 0)
         return NULL;
     int fd = openat(directory, key.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
@@ -426,7 +435,7 @@ const struct module_data *index_cache_load(const struct module_info *module, siz
     }
     struct module_data *data = NULL;
     if (file_is_ours(fd, &status))
-        data = read_checked(fd, (size_t)status.st_size, module, &key, line_budget);
+        data = read_checked(fd, (size_t)status.st_size, module, &key, line_budget, demangle);
     close(fd);
     if (data == NULL) {
         statistics.refused++;
@@ -482,6 +491,7 @@ static unsigned char *image_of(const struct module_info *module, const struct ca
     memcpy(header.identity, key->identity, sizeof header.identity);
     header.with_lines = line_budget > 0;
     header.lines_truncated = data->lines_truncated != 0;
+    header.demangled = data->names_demangled != 0;
     header.line_budget = line_budget;
     header.line_bytes = line_bytes;
     header.symbol_count = data->symbol_count;
@@ -508,7 +518,7 @@ void index_cache_store(const struct module_info *module, size_t line_budget,
     struct cache_key key;
     size_t size;
     if (stores_stopped || data == NULL || (probes != NULL && probes->failed) ||
-        key_of(module, line_budget > 0, &key) < 0)
+        key_of(module, line_budget > 0, data->names_demangled, &key) < 0)
         return;
     unsigned char *image = image_of(module, &key, line_budget, data, line_bytes, probes, &size);
     if (image == NULL || size > INDEX_CACHE_BYTES_MAX || !index_cache_image_valid(image, size)) {

@@ -6,7 +6,8 @@
 #include "module_list.h"
 
 /* Read MODULE's symbols (and, if LINE_BUDGET > 0, its source lines, at
- * most LINE_BUDGET bytes) into one fresh mapping. Returns NULL when the
+ * most LINE_BUDGET bytes) into one fresh mapping, with the demangled form
+ * of each C++ or Rust name beside the name itself. Returns NULL when the
  * file cannot be read, is not ELF, or is not the file that was loaded (its
  * build-id differs): the module is then shown as path(+offset). When
  * memory ran out (here, in libelf or in libdw) errno is ENOMEM, with NULL
@@ -17,10 +18,11 @@ const struct module_data *module_data_build(const struct module_info *module,
                                             size_t line_budget, size_t *line_bytes);
 
 /* The same, recording in PROBES every debug file candidate looked at
- * (src/symbolize/file_probes.h), so that a cached copy can be checked. */
+ * (src/symbolize/file_probes.h), so that a cached copy can be checked;
+ * names are demangled only if DEMANGLE (the demangle= option). */
 struct file_probes;
 const struct module_data *module_data_build_recorded(const struct module_info *module,
                                                      size_t line_budget, size_t *line_bytes,
-                                                     struct file_probes *probes);
+                                                     struct file_probes *probes, int demangle);
 
 #endif
