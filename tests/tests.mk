@@ -18,7 +18,8 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/packed_functions.so $(BUILD)/tests/odd_symbols.so $(BUILD)/tests/alias_program \
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
-	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe
+	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
+	$(BUILD)/tests/cxx_names
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
 ifneq ($(SANITIZE_PASS),asan)
 TEST_FIXTURES  += $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
@@ -33,6 +34,13 @@ $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
 $(BUILD)/tests/cxx_throw.so: tests/fixtures/cxx_throw.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) -O1 -g -fPIC -shared $< -o $@
+
+# test_demangle.c: C++ names of every kind on the stack; -rdynamic, so that
+# glibc's backtrace_symbols_fd names the exported ones for the comparison.
+$(BUILD)/tests/cxx_names: tests/fixtures/cxx_names.cpp all
+	@mkdir -p $(dir $@)
+	$(CXX) -O0 -g -rdynamic -Iinclude $< -o $@ -L$(BUILD) -lexecinfo_ex -ldl \
+		-Wl,-rpath,$(CURDIR)/$(BUILD)
 
 # It dlopens that fixture; libstdc++ is loaded at start all the same, as
 # ASan's __cxa_throw interceptor needs (test-asan: a CHECK failure otherwise).
@@ -91,7 +99,7 @@ $(BUILD)/tests/alias_program: tests/fixtures/alias_program.c all
 # Fully static, as a user links it with the archive; and with glibc alone.
 $(BUILD)/tests/static_program: tests/fixtures/static_program.c all
 	@mkdir -p $(dir $@)
-	$(CC) -static -O1 -g -Iinclude $< -o $@ $(STATIC) $(shell pkg-config --static --libs $(PKGS)) \
+	$(CC) -static -O1 -g -Iinclude $< -o $@ $(STATIC) $(shell pkg-config --static --libs $(PKGS)) $(DEMANGLE_LIBS) \
 		-lpthread 2>&1 | { grep -v 'statically linked applications' || true; }
 
 $(BUILD)/tests/static_program_glibc: tests/fixtures/static_program.c
