@@ -151,8 +151,15 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/support.h tests/crash_helpers.h
 	$(CC) $(TEST_CFLAGS) -rdynamic $< -o $@ -L$(BUILD) -lexecinfo_ex \
 		-Wl,-rpath,$(CURDIR)/$(BUILD) $(TEST_LIBS)
 
+# internal_demangle.c: functions with hostile mangled names.
+$(BUILD)/tests/hostile_mangled.so: tests/fuzz/hostile_mangled.py
+	@mkdir -p $(dir $@)
+	python3 $< $(BUILD)/tests/hostile_mangled.c
+	$(CC) -O1 -fPIC -shared $(BUILD)/tests/hostile_mangled.c -o $@
+
 $(BUILD)/tests/internal_%: tests/unit/internal_%.c tests/support.h all $(BUILD)/tests/cache_probe \
-	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/fixture_lib.so
+	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/fixture_lib.so \
+	$(BUILD)/tests/hostile_mangled.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS) $(TEST_LIBS)
 

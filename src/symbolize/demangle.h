@@ -5,9 +5,12 @@
 
 #include <stddef.h>
 
-/* Longer mangled names stay mangled: the demangler's stack use grows
- * with the name (about 100 bytes per byte), and no C++ or Rust name of
- * Debian 12's libraries (LLVM's included) reaches 1.1 KiB. */
+/* Longer mangled names stay mangled. libiberty's Itanium demangler keeps
+ * its arrays on the stack (some 100 bytes per byte of name) and refuses
+ * names over 1024 bytes itself, as c++filt does (GCC PR 87675); this bound
+ * is for the Rust demanglers. Of the 350,000 exported C++ names of this
+ * Debian 12 machine's libraries (LLVM's included), the longest has 1042
+ * bytes, one in a thousand more than 370. */
 #define DEMANGLE_INPUT_MAX 2048
 /* A demangled name longer than this is not stored: the name stays
  * mangled (a cut C++ name would read as another one). */
