@@ -42,6 +42,42 @@ Test(demangle, names_as_cxxfilt_writes_them)
     }
 }
 
+/* demangle.h promises no allocation (libiberty's callback interface):
+ * malloc and realloc count while a name is demangled. */
+static int counting, allocations;
+extern void *__libc_malloc(size_t size);
+extern void *__libc_realloc(void *pointer, size_t size);
+void *malloc(size_t size)
+{
+    allocations += counting;
+    return __libc_malloc(size);
+}
+void *realloc(void *pointer, size_t size)
+{
+    allocations += counting;
+    return __libc_realloc(pointer, size);
+}
+
+Test(demangle, never_allocates)
+{
+    static const char *const names[] = {
+        "_ZN3app6Parser5parseERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
+        "_ZN4core3fmt9Formatter3pad17h0123456789abcdefE",
+        "_RNvCs1234_7mycrate3foo",
+        "_Z1fI1aSt4pairIS0_S0_ES1_IS2_S2_ES1_IS3_S3_ES1_IS4_S4_ES1_IS5_S5_ES1_IS6_S6_ES1_IS7_S7_E"
+        "S1_IS8_S8_ES1_IS9_S9_ES1_ISA_SA_EEvv", /* 2^10 pairs: cut by the bound */
+    };
+    char out[DEMANGLE_OUTPUT_MAX + 1];
+    size_t written[4];
+    counting = 1;
+    for (int i = 0; i < 4; i++)
+        written[i] = demangle_name(names[i], out);
+    counting = 0;
+    cr_assert_eq(allocations, 0);
+    cr_assert(written[0] > 0 && written[1] > 0 && written[2] > 0, "demangled");
+    cr_assert_eq(written[3], 0u, "longer than the bound");
+}
+
 Test(demangle, leaves_other_names_alone)
 {
     char out[DEMANGLE_OUTPUT_MAX + 1];
