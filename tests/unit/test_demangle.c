@@ -291,3 +291,50 @@ Test(demangle, print_trace_and_resolve_name_as_cxxfilt, .timeout = 60)
     }
     cr_assert_geq(checked, 5, "%s", result.output);
 }
+
+/* The fixture symbol NAME's address (nm), link-time. */
+static unsigned long symbol_address(const char *name)
+{
+    char command[600], line[NAME_MAX_BYTES + 64];
+    unsigned long address = 0;
+    snprintf(command, sizeof command, "nm '%s'", fixture());
+    FILE *pipe = popen(command, "r");
+    cr_assert_not_null(pipe);
+    while (fgets(line, sizeof line, pipe) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        char *last = strrchr(line, ' ');
+        if (last != NULL && strcmp(last + 1, name) == 0)
+            address = strtoul(line, NULL, 16);
+    }
+    pclose(pipe);
+    cr_assert_neq(address, 0ul, "no %s in the fixture", name);
+    return address;
+}
+
+/* execinfo_ex_leaks names a C++ frame of an mtrace file demangled, text
+ * and JSON, the JSON with the mangled name beside it. */
+Test(demangle, the_leak_tool_names_cxx_frames_as_cxxfilt, .timeout = 60)
+{
+    static const char mangled[] = "_ZN5outer5innerplENS0_6VectorES1_";
+    char expected[NAME_MAX_BYTES], trace[] = "/tmp/execinfo_ex_demangle_trace_XXXXXX";
+    cxxfilt(mangled, expected, sizeof expected);
+    int fd = mkstemp(trace);
+    cr_assert_geq(fd, 0);
+    FILE *out = fdopen(fd, "w");
+    fprintf(out, "= Start\n@ %s:[0x%lx] + 0x1000 0x10\n", fixture(), symbol_address(mangled) + 4);
+    fclose(out);
+    const char *build = getenv("EXECINFO_EX_BUILD");
+    cr_assert_not_null(build);
+    char tool[512];
+    snprintf(tool, sizeof tool, "%s/bin/execinfo_ex_leaks", build);
+    static struct child_result text, json;
+    char *const text_argv[] = { tool, trace, NULL }, *const json_argv[] = { tool, "--json", trace, NULL };
+    run_program(tool, text_argv, NULL, NULL, &text);
+    run_program(tool, json_argv, NULL, NULL, &json);
+    unlink(trace);
+    char at[NAME_MAX_BYTES + 8], member[2 * NAME_MAX_BYTES];
+    snprintf(at, sizeof at, "%s at ", expected);
+    cr_assert(strstr(text.output, at) != NULL, "want %s in\n%s", at, text.output);
+    snprintf(member, sizeof member, "\"function\":\"%s\",\"mangled\":\"%s\"", expected, mangled);
+    cr_assert(strstr(json.output, member) != NULL, "want %s in\n%s", member, json.output);
+}
