@@ -10,9 +10,9 @@
 
 /* [{"address":"0x...","module":...,"function":...,"mangled":...,"offset":...,
  * "file":...,"line":...},...] one frame a line ("function" demangled,
- * "mangled" the symbol's own name, both null without a symbol); an exact pc (lookup_frame_is_exact of
- * EXACT and FLAGS) looked up by itself, a return address at address - 1
- * (the call). Signal-safe. */
+ * "mangled" the symbol's own name, both null without a symbol); an exact
+ * pc (lookup_frame_is_exact of EXACT and FLAGS) looked up by itself, a
+ * return address at address - 1 (the call). Signal-safe. */
 void frame_json_array(struct text_out *out, const struct index_snapshot *snapshot,
                       void *const *frames, const unsigned char *exact, int count, int flags);
 

@@ -409,7 +409,8 @@ static struct module_data *read_checked(int fd, size_t size, const struct module
     struct module_data *data = map;
     *data = (struct module_data){ symbols, header.symbol_count, lines, header.line_count,
                                   strings, bytes, (int)header.lines_truncated,
-                                  (int)header.demangled, header.strings_bytes, header.name_bytes_read, 1 };
+                                  (int)header.demangled, header.strings_bytes,
+                                  header.name_bytes_read, 1 };
     return data;
 refuse:
     arena_give_back(bytes);

@@ -2,10 +2,12 @@
  *
  * One file per module, named by its build-id and a hash of what shaped the
  * data (this library's own build-id, the module file's identity, whether
- * lines were read, whether names were demangled). A later process reads the file into private memory and
- * checks all of it (a checksum, the bounds of every offset, both names
- * of each symbol's included, sorted arrays, printable names, the debug files the data came from still as they were)
- * before the index may show it: the signal-safe readers trust the data. */
+ * lines were read, whether names were demangled). A later process reads
+ * the file into private memory and checks all of it (a checksum, the
+ * bounds of every offset, both names of each symbol's included, sorted
+ * arrays, printable names, the debug files the data came from still as
+ * they were) before the index may show it: the signal-safe readers trust
+ * the data. */
 #ifndef EXECINFO_EX_INDEX_CACHE_H
 #define EXECINFO_EX_INDEX_CACHE_H
 

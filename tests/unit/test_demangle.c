@@ -242,7 +242,8 @@ Test(demangle, symbols_fd_keeps_glibc_mangled_bytes, .timeout = 60)
     int count = lines_between(copy, NULL, "--", ours, FRAMES_MAX);
     char second[sizeof result.output];
     memcpy(second, result.output, sizeof second);
-    cr_assert_eq(lines_between(second, "--\n", "++", theirs, FRAMES_MAX), count, "%s", result.output);
+    cr_assert_eq(lines_between(second, "--\n", "++", theirs, FRAMES_MAX), count, "%s",
+                 result.output);
     int compared = 0;
     for (int i = 0; i < count; i++) {
         cr_assert_null(strstr(ours[i], "::"), "demangled: %s", ours[i]);
@@ -262,7 +263,8 @@ Test(demangle, print_trace_and_resolve_name_as_cxxfilt, .timeout = 60)
     static struct child_result result;
     run_fixture("symbols", "index_cache=0", &result);
     assert_exited_with(&result, 0);
-    static char first[sizeof result.output], second[sizeof result.output], third[sizeof result.output];
+    static char first[sizeof result.output], second[sizeof result.output],
+        third[sizeof result.output];
     memcpy(first, result.output, sizeof first);
     memcpy(second, result.output, sizeof second);
     memcpy(third, result.output, sizeof third);
@@ -328,7 +330,8 @@ Test(demangle, the_leak_tool_names_cxx_frames_as_cxxfilt, .timeout = 60)
     char tool[512];
     snprintf(tool, sizeof tool, "%s/bin/execinfo_ex_leaks", build);
     static struct child_result text, json;
-    char *const text_argv[] = { tool, trace, NULL }, *const json_argv[] = { tool, "--json", trace, NULL };
+    char *const text_argv[] = { tool, trace, NULL };
+    char *const json_argv[] = { tool, (char *)"--json", trace, NULL };
     run_program(tool, text_argv, NULL, NULL, &text);
     run_program(tool, json_argv, NULL, NULL, &json);
     unlink(trace);
