@@ -18,7 +18,10 @@ BUILD   := build
 PKGS    := libdw libelf
 
 DEP_CFLAGS := $(shell pkg-config --cflags $(PKGS))
-DEP_LIBS   := $(shell pkg-config --libs $(PKGS)) -lpthread
+# libiberty (static, -fPIC on Debian) demangles C++ and Rust names when a
+# module is indexed (src/symbolize/demangle.c).
+DEMANGLE_LIBS := -liberty
+DEP_LIBS   := $(shell pkg-config --libs $(PKGS)) $(DEMANGLE_LIBS) -lpthread
 LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP_CFLAGS)
 
 # The signal-safe world: objects whose undefined symbols must all be on
@@ -69,6 +72,8 @@ NORMAL_SOURCES := \
 	src/symbolize/module_list.c \
 	src/symbolize/symbol_table.c \
 	src/symbolize/dynamic_symbols.c \
+	src/symbolize/demangle.c \
+	src/symbolize/demangled_names.c \
 	src/symbolize/debug_file.c \
 	src/symbolize/file_probes.c \
 	src/symbolize/index_cache.c \
@@ -112,7 +117,8 @@ $(BUILD)/obj/src/fatal/thread_start_static.o: src/fatal/thread_start_static.c
 
 $(SHARED): $(OBJECTS) $(SHARED_ONLY_OBJECTS) src/exports.map
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script,src/exports.map \
-		-Wl,-z,now -Wl,--no-undefined -o $@ $(OBJECTS) $(SHARED_ONLY_OBJECTS) -lpthread -ldl
+		-Wl,-z,now -Wl,--no-undefined -o $@ $(OBJECTS) $(SHARED_ONLY_OBJECTS) $(DEMANGLE_LIBS) \
+		-lpthread -ldl
 
 $(BUILD)/libexecinfo_ex.so: $(SHARED)
 	ln -sf libexecinfo_ex.so.$(VERSION) $(BUILD)/$(SONAME)

@@ -39,8 +39,9 @@ DLOPEN_BENCH_PROGRAMS := $(BENCH_DIR)/dlopen_bench $(BENCH_DIR)/dlopen_many_help
 	$(BENCH_DIR)/many/module199.so
 
 bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $(DLOPEN_BENCH_PROGRAMS) \
-	$(BENCH_DIR)/load_cost $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx
+	$(BENCH_DIR)/load_cost $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx $(DEMANGLE_BENCH_PROGRAMS)
 	$(BENCH_DIR)/bench
+	$(DEMANGLE_BENCH_RUN)
 	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD)
 	$(HEAP_BENCH_DIR)/heap_bench
 	$(BENCH_DIR)/dlopen_bench
@@ -241,3 +242,28 @@ bench-inline: $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx
 	python3 bench/inline_cost.py 11 $^
 .PHONY: bench-inline
 .PRECIOUS: $(INLINE_GEN_DIR)/gen_%.cpp
+
+# ---- demangled names in the index (issue 15) ------------------------------
+# demangle_cost times one module's index build with demangle=0 and =1: this
+# program itself (C, the main executable's case), a generated C++ program
+# of about 2,600 lines of templates (bench/cxx/gen_templates.py, 60
+# namespaces: some 2,000 mangled names) and libstdc++ (a real C++ library,
+# its dynamic symbols only). docs/PERFORMANCE.md has the numbers.
+DEMANGLE_BENCH_PROGRAMS := $(BENCH_DIR)/demangle_cost $(BENCH_DIR)/cxx_templates
+DEMANGLE_BENCH_RUN = $(BENCH_DIR)/demangle_cost $(BENCH_DIR)/demangle_cost $(BENCH_DIR)/cxx_templates \
+	$$($(CXX) -print-file-name=libstdc++.so.6)
+
+$(BENCH_DIR)/demangle_cost: bench/demangle_cost.c bench/timing.h $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -Isrc $(DEP_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS)
+
+$(BENCH_DIR)/cxx_templates.cc: bench/cxx/gen_templates.py
+	@mkdir -p $(dir $@)
+	python3 $< $@ 60
+
+$(BENCH_DIR)/cxx_templates: $(BENCH_DIR)/cxx_templates.cc
+	$(CXX) -O2 -g $< -o $@
+
+bench-demangle: $(DEMANGLE_BENCH_PROGRAMS)
+	$(DEMANGLE_BENCH_RUN)
+.PHONY: bench-demangle

@@ -19,7 +19,7 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
 	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
-	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx
+	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
 ifneq ($(SANITIZE_PASS),asan)
 TEST_FIXTURES  += $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
@@ -34,6 +34,13 @@ $(BUILD)/tests/fixture_lib.so: tests/fixtures/fixture_lib.c
 $(BUILD)/tests/cxx_throw.so: tests/fixtures/cxx_throw.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) -O1 -g -fPIC -shared $< -o $@
+
+# test_demangle.c: C++ names of every kind on the stack; -rdynamic, so that
+# glibc's backtrace_symbols_fd names the exported ones for the comparison.
+$(BUILD)/tests/cxx_names: tests/fixtures/cxx_names.cpp all
+	@mkdir -p $(dir $@)
+	$(CXX) -O0 -g -rdynamic -Iinclude $< -o $@ -L$(BUILD) -lexecinfo_ex -ldl \
+		-Wl,-rpath,$(CURDIR)/$(BUILD)
 
 # It dlopens that fixture; libstdc++ is loaded at start all the same, as
 # ASan's __cxa_throw interceptor needs (test-asan: a CHECK failure otherwise).
@@ -92,7 +99,7 @@ $(BUILD)/tests/alias_program: tests/fixtures/alias_program.c all
 # Fully static, as a user links it with the archive; and with glibc alone.
 $(BUILD)/tests/static_program: tests/fixtures/static_program.c all
 	@mkdir -p $(dir $@)
-	$(CC) -static -O1 -g -Iinclude $< -o $@ $(STATIC) $(shell pkg-config --static --libs $(PKGS)) \
+	$(CC) -static -O1 -g -Iinclude $< -o $@ $(STATIC) $(shell pkg-config --static --libs $(PKGS)) $(DEMANGLE_LIBS) \
 		-lpthread 2>&1 | { grep -v 'statically linked applications' || true; }
 
 $(BUILD)/tests/static_program_glibc: tests/fixtures/static_program.c
@@ -155,8 +162,15 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/support.h tests/crash_helpers.h
 	$(CC) $(TEST_CFLAGS) -rdynamic $< -o $@ -L$(BUILD) -lexecinfo_ex \
 		-Wl,-rpath,$(CURDIR)/$(BUILD) $(TEST_LIBS)
 
+# internal_demangle.c: functions with hostile mangled names.
+$(BUILD)/tests/hostile_mangled.so: tests/fuzz/hostile_mangled.py
+	@mkdir -p $(dir $@)
+	python3 $< $(BUILD)/tests/hostile_mangled.c
+	$(CC) -O1 -fPIC -shared $(BUILD)/tests/hostile_mangled.c -o $@
+
 $(BUILD)/tests/internal_%: tests/unit/internal_%.c tests/support.h all $(BUILD)/tests/cache_probe \
-	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/inline_program
+	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/inline_program \
+	$(BUILD)/tests/hostile_mangled.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS) $(TEST_LIBS)
 

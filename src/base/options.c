@@ -24,6 +24,7 @@ void options_defaults(struct options *options)
     options->line_memory = (size_t)64 << 20;
     options->inlines = 1;
     options->index_cache = 1;
+    options->demangle = 1;
     options->handler = -1;
     options->signals = options_default_signals();
     options->format = REPORT_TEXT;
@@ -131,6 +132,7 @@ static int parse_overwrite(struct options *o, const char *v, size_t n) { return 
 static int parse_registers(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->registers); }
 static int parse_modules(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->modules); }
 static int parse_inlines(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->inlines); }
+static int parse_demangle(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->demangle); }
 
 static int parse_format(struct options *o, const char *value, size_t length)
 {
@@ -300,6 +302,7 @@ static const struct {
 } known_options[] = {
     { "lines", parse_lines },         { "line_memory", parse_line_memory },
     { "inlines", parse_inlines },     { "index_cache", parse_index_cache },
+    { "demangle", parse_demangle },
     { "handler", parse_handler },     { "signals", parse_signals },
     { "report", parse_report },       { "overwrite", parse_overwrite },
     { "format", parse_format },       { "frames", parse_frames },

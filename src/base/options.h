@@ -18,6 +18,7 @@ struct options {
     int inlines;              /* inlines=0|1: inlined calls with the lines; default 1 */
     int index_cache;          /* index_cache=0|1|PATH: keep built index data on disk; default 1 */
     char index_cache_path[OPTIONS_PATH_MAX]; /* its directory; "": the default one */
+    int demangle;             /* demangle=0|1: store demangled names in the index; default 1 */
     /* fatal-signal handler */
     int handler;              /* handler=0|1: install it at load; -1 unset: the core
                                  library does not, the hooks library does */

@@ -105,7 +105,7 @@ static void text_frames(struct text_out *out, const struct crash_facts *facts,
         text_out_char(out, '#');
         text_out_decimal(out, (uint64_t)i);
         text_out_string(out, i < 10 ? "  " : " ");
-        frame_format(out, address, &location, FRAME_SHAPE_SYMBOLS);
+        frame_format(out, address, &location, FRAME_SHAPE_READABLE);
         frame_format_source(out, &location);
         text_out_char(out, '\n');
         text_out_end_line(out);

@@ -4,7 +4,9 @@
  *
  * glibc's backtrace_symbols prints the offset with "%#tx" (so an offset of
  * zero is "+0") and the address with "%p" ("(nil)" for NULL);
- * backtrace_symbols_fd always writes "0x" and no space before '['. */
+ * backtrace_symbols_fd always writes "0x" and no space before '['. The
+ * readable shape of the extended calls is glibc's symbols shape with the
+ * demangled name. */
 #include "frame_format.h"
 
 static void put_offset(struct text_out *out, uintptr_t address, uintptr_t base,
@@ -30,12 +32,12 @@ static void put_address(struct text_out *out, uintptr_t address, enum frame_shap
 }
 
 static void format_symbols_shape(struct text_out *out, uintptr_t address,
-                                 const struct frame_location *location)
+                                 const struct frame_location *location, const char *function)
 {
     text_out_string(out, location->module_path);
     text_out_char(out, '(');
-    if (location->function != NULL) {
-        text_out_string(out, location->function);
+    if (function != NULL) {
+        text_out_string(out, function);
         put_offset(out, address, location->function_address, FRAME_SHAPE_SYMBOLS);
     } else if (location->module_bias != 0) {
         put_offset(out, address, location->module_bias, FRAME_SHAPE_SYMBOLS);
@@ -64,11 +66,13 @@ void frame_format(struct text_out *out, uintptr_t address,
 {
     if (location->module_path != NULL && location->module_path[0] != '\0') {
         if (shape == FRAME_SHAPE_SYMBOLS)
-            format_symbols_shape(out, address, location);
+            format_symbols_shape(out, address, location, location->function);
+        else if (shape == FRAME_SHAPE_READABLE)
+            format_symbols_shape(out, address, location, location->function_demangled);
         else
             format_fd_shape(out, address, location);
     }
-    put_address(out, address, shape);
+    put_address(out, address, shape == FRAME_SHAPE_FD ? FRAME_SHAPE_FD : FRAME_SHAPE_SYMBOLS);
 }
 
 void frame_format_source(struct text_out *out, const struct frame_location *location)

@@ -10,6 +10,8 @@
 enum frame_shape {
     FRAME_SHAPE_SYMBOLS,  /* backtrace_symbols: "path(fn+0x1a) [0xaddr]" */
     FRAME_SHAPE_FD,       /* backtrace_symbols_fd: "path(fn+0x1a)[0xaddr]" */
+    FRAME_SHAPE_READABLE, /* the symbols shape with the demangled name: print_trace,
+                             backtrace_print_fd, the crash report */
 };
 
 /* The frame, without a line end. Signal-safe. */

@@ -42,6 +42,8 @@ static void frame_members(struct text_out *out, const struct index_snapshot *sna
     json_key(out, "module", 0);
     json_string(out, location.module_path);
     json_key(out, "function", 0);
+    json_string(out, location.function_demangled);
+    json_key(out, "mangled", 0);
     json_string(out, location.function);
     json_key(out, "offset", 0);
     if (location.function != NULL)

@@ -8,11 +8,12 @@
 #include "index.h"
 #include "../base/text_out.h"
 
-/* [{"address":"0x...","module":...,"function":...,"offset":...,"file":...,
- * "line":...[,"inlined":[{"function":...,"file":...,"line":...},...]]},...]
- * one frame a line; an exact pc (lookup_frame_is_exact of
- * EXACT and FLAGS) looked up by itself, a return address at address - 1
- * (the call). Signal-safe. */
+/* [{"address":"0x...","module":...,"function":...,"mangled":...,"offset":...,
+ * "file":...,"line":...[,"inlined":[{"function":...,"file":...,"line":...},
+ * ...]]},...] one frame a line ("function" demangled, "mangled" the
+ * symbol's own name, both null without a symbol); an exact pc
+ * (lookup_frame_is_exact of EXACT and FLAGS) looked up by itself, a return
+ * address at address - 1 (the call). Signal-safe. */
 void frame_json_array(struct text_out *out, const struct index_snapshot *snapshot,
                       void *const *frames, const unsigned char *exact, int count, int flags);
 

@@ -227,11 +227,13 @@ static const struct module_data *data_for(const struct module_info *module, int 
     int incomplete = 0;
     /* Read by an earlier process, checked whole; else built and kept. */
     int inlines = with_lines == 2;
-    const struct module_data *data = index_cache_load(module, budget, inlines, &line_bytes);
+    const struct module_data *data =
+        index_cache_load(module, budget, inlines, active_options.demangle, &line_bytes);
     if (data == NULL) {
         struct file_probes probes = { NULL, 0, 0, 0 };
         prepare_elf();
-        data = module_data_build_recorded(module, budget, inlines, &line_bytes, &probes);
+        data = module_data_build_recorded(module, budget, inlines, &line_bytes, &probes,
+                                          active_options.demangle);
         incomplete = errno == ENOMEM;
         built_bytes_since_trim += data != NULL ? data->mapped_bytes : 0;
         built_in_refresh = 1;

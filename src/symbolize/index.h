@@ -14,8 +14,9 @@
 struct index_symbol {
     uint64_t start;
     uint64_t size;      /* 0: matches its exact address only (glibc's rule) */
-    uint32_t name;      /* offset in module_data.strings */
-    uint32_t unused;
+    uint32_t name;      /* offset in module_data.strings: the symbol's own name */
+    uint32_t demangled; /* offset of its readable name: demangled (C++, Rust),
+                           else the same as name */
 };
 
 struct index_line {
@@ -51,6 +52,7 @@ struct module_data {
     const char *strings;
     size_t mapped_bytes;   /* size of the mapping this struct heads */
     int lines_truncated;   /* the line budget ran out inside this module */
+    int names_demangled;   /* built with demangle=1 (symbols' demangled may differ from name) */
     /* The build's work on names, for the tests that hold it linear in the
      * file whatever the file holds (tests/unit/internal_elf.c): bytes of
      * names and file names stored, and bytes read to find where names end

@@ -28,8 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
-/* 2: the inlined calls and their ranges follow the lines (issue 15). */
-#define CACHE_FORMAT 2
+/* 3: symbols carry a demangled name's offset, the header says whether
+ * names were demangled; the inlined calls and their ranges follow the
+ * lines (issue 15). A file of another format is refused. */
+#define CACHE_FORMAT 3
 static const char cache_magic[8] = { 'E', 'X', 'I', 'X', 'I', 'D', 'X', '\n' };
 
 struct cache_header {
@@ -47,7 +49,7 @@ struct cache_header {
     uint32_t with_lines;        /* built with a line budget */
     uint32_t lines_truncated;   /* the budget ran out */
     uint32_t with_inlines;      /* the inlined calls were read (inlines=1) */
-    uint32_t unused;
+    uint32_t demangled;         /* built with demangle=1 */
     uint64_t line_budget, line_bytes;
     /* what follows: symbols, lines, inlined calls, their ranges, strings,
      * the file probes */
@@ -121,10 +123,12 @@ static int strings_valid(const unsigned char *strings, size_t size)
     return 1;
 }
 
+/* Both names of every symbol inside the strings (which end in NUL). */
 static int symbols_valid(const struct index_symbol *symbols, size_t count, size_t strings)
 {
     for (size_t i = 0; i < count; i++) {
-        if (symbols[i].name >= strings || (i > 0 && symbols[i].start < symbols[i - 1].start))
+        if (symbols[i].name >= strings || symbols[i].demangled >= strings ||
+            (i > 0 && symbols[i].start < symbols[i - 1].start))
             return 0;
     }
     return 1;
@@ -225,6 +229,7 @@ int index_cache_image_valid(const unsigned char *image, size_t size)
         header.builder_id_length > MODULE_BUILD_ID_MAX ||
         header.build_id_length > MODULE_BUILD_ID_MAX || header.with_lines > 1 ||
         header.lines_truncated > 1 || header.with_inlines > header.with_lines ||
+        header.demangled > 1 ||
         !sizes_valid(&header, size) ||
         header.checksum != index_cache_image_checksum(image, size))
         return 0;
@@ -320,7 +325,8 @@ struct cache_key {
 
 /* Returns 0, or -1 when MODULE cannot be cached (no build-id, no file).
  * LINE_MODE: 0 no lines, 1 lines, 2 lines and inlined calls. */
-static int key_of(const struct module_info *module, int line_mode, struct cache_key *key)
+static int key_of(const struct module_info *module, int line_mode, int demangle,
+                  struct cache_key *key)
 {
     memset(key, 0, sizeof *key);
     if (directory < 0 || module->build_id_length == 0)
@@ -338,7 +344,7 @@ static int key_of(const struct module_info *module, int line_mode, struct cache_
         key->identity[4] = (uint64_t)file.st_mtim.tv_nsec;
     }
     /* The path too: the debug file candidates follow its directory. */
-    uint64_t lanes[4] = { CACHE_FORMAT, (uint64_t)line_mode, 5, 7 };
+    uint64_t lanes[4] = { CACHE_FORMAT, (uint64_t)line_mode, 5 + (uint64_t)(demangle != 0), 7 };
     mix(builder_id, builder_id_length, lanes);
     mix((const unsigned char *)key->identity, sizeof key->identity, lanes);
     mix((const unsigned char *)module->file_path, strlen(module->file_path), lanes);
@@ -356,10 +362,11 @@ static int key_of(const struct module_info *module, int line_mode, struct cache_
     return 0;
 }
 
-/* Whether HEADER was made for MODULE under KEY with LINE_BUDGET and
- * INLINES. */
+/* Whether HEADER was made for MODULE under KEY with LINE_BUDGET, INLINES
+ * and DEMANGLE. */
 static int header_fits(const struct cache_header *header, const struct module_info *module,
-                       const struct cache_key *key, size_t line_budget, int inlines)
+                       const struct cache_key *key, size_t line_budget, int inlines,
+                       int demangle)
 {
     if (header->builder_id_length != builder_id_length ||
         memcmp(header->builder_id, builder_id, builder_id_length) != 0 ||
@@ -367,7 +374,8 @@ static int header_fits(const struct cache_header *header, const struct module_in
         memcmp(header->build_id, module->build_id, module->build_id_length) != 0 ||
         memcmp(header->identity, key->identity, sizeof key->identity) != 0 ||
         header->with_lines != (line_budget > 0) ||
-        header->with_inlines != (line_budget > 0 && inlines))
+        header->with_inlines != (line_budget > 0 && inlines) ||
+        header->demangled != (demangle != 0))
         return 0;
     if (line_budget == 0)
         return 1;
@@ -451,7 +459,7 @@ static void arena_give_back(size_t bytes)
  * checked whole. Returns the data or NULL. */
 static struct module_data *read_checked(int fd, size_t size, const struct module_info *module,
                                         const struct cache_key *key, size_t line_budget,
-                                        int inlines)
+                                        int inlines, int demangle)
 {
     size_t bytes = sizeof(struct module_data) + size;
     void *map = arena_take(bytes);
@@ -464,16 +472,16 @@ static struct module_data *read_checked(int fd, size_t size, const struct module
     memcpy(&header, image, sizeof header);
     struct index_cache_arrays arrays;
     index_cache_image_arrays(image, &arrays);
-    if (!header_fits(&header, module, key, line_budget, inlines) ||
+    if (!header_fits(&header, module, key, line_budget, inlines, demangle) ||
         !file_probes_still_hold((const unsigned char *)arrays.strings + header.strings_bytes,
                                 header.probes_bytes))
         goto refuse;
     struct module_data *data = map;
     *data = (struct module_data){ arrays.symbols, arrays.symbol_count, arrays.lines,
                                   arrays.line_count, arrays.strings, bytes,
-                                  (int)header.lines_truncated, header.strings_bytes,
-                                  header.name_bytes_read, 1, arrays.inlines,
-                                  arrays.inline_count, arrays.inline_ranges,
+                                  (int)header.lines_truncated, (int)header.demangled,
+                                  header.strings_bytes, header.name_bytes_read, 1,
+                                  arrays.inlines, arrays.inline_count, arrays.inline_ranges,
                                   arrays.inline_range_count };
     return data;
 refuse:
@@ -488,12 +496,12 @@ static int line_mode(size_t line_budget, int inlines)
 }
 
 const struct module_data *index_cache_load(const struct module_info *module, size_t line_budget,
-                                           int inlines, size_t *line_bytes)
+                                           int inlines, int demangle, size_t *line_bytes)
 {
     struct cache_key key;
     struct stat status;
     *line_bytes = 0;
-    if (key_of(module, line_mode(line_budget, inlines), &key) < 0)
+    if (key_of(module, line_mode(line_budget, inlines), demangle, &key) < 0)
         return NULL;
     int fd = openat(directory, key.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
@@ -506,7 +514,8 @@ const struct module_data *index_cache_load(const struct module_info *module, siz
     }
     struct module_data *data = NULL;
     if (file_is_ours(fd, &status))
-        data = read_checked(fd, (size_t)status.st_size, module, &key, line_budget, inlines);
+        data = read_checked(fd, (size_t)status.st_size, module, &key, line_budget, inlines,
+                            demangle);
     close(fd);
     if (data == NULL) {
         statistics.refused++;
@@ -566,6 +575,7 @@ static unsigned char *image_of(const struct module_info *module, const struct ca
     header.with_lines = line_budget > 0;
     header.lines_truncated = data->lines_truncated != 0;
     header.with_inlines = line_budget > 0 && inlines;
+    header.demangled = data->names_demangled != 0;
     header.line_budget = line_budget;
     header.line_bytes = line_bytes;
     header.symbol_count = data->symbol_count;
@@ -596,7 +606,7 @@ void index_cache_store(const struct module_info *module, size_t line_budget, int
     struct cache_key key;
     size_t size;
     if (stores_stopped || data == NULL || (probes != NULL && probes->failed) ||
-        key_of(module, line_mode(line_budget, inlines), &key) < 0)
+        key_of(module, line_mode(line_budget, inlines), data->names_demangled, &key) < 0)
         return;
     unsigned char *image =
         image_of(module, &key, line_budget, inlines, data, line_bytes, probes, &size);

@@ -2,10 +2,12 @@
  *
  * One file per module, named by its build-id and a hash of what shaped the
  * data (this library's own build-id, the module file's identity, whether
- * lines and inlined calls were read). A later process reads the file into private memory and
- * checks all of it (a checksum, the bounds of every offset, sorted arrays,
- * printable names, the debug files the data came from still as they were)
- * before the index may show it: the signal-safe readers trust the data. */
+ * lines and inlined calls were read, whether names were demangled). A
+ * later process reads the file into private memory and checks all of it
+ * (a checksum, the bounds of every offset, both names of each symbol's
+ * included, sorted arrays, printable names, the debug files the data came
+ * from still as they were) before the index may show it: the signal-safe
+ * readers trust the data. */
 #ifndef EXECINFO_EX_INDEX_CACHE_H
 #define EXECINFO_EX_INDEX_CACHE_H
 
@@ -24,13 +26,14 @@ struct file_probes;
 void index_cache_prepare(const struct options *options, const struct module_list *list);
 
 /* MODULE's data from the cache, built with LINE_BUDGET (0: no lines) and
- * INLINES (the inlined calls read with the lines), or NULL (no usable
- * file: build it). Sets *LINE_BYTES. */
+ * INLINES (the inlined calls read with the lines) and DEMANGLE (the
+ * demangle= option), or NULL (no usable file: build it). Sets *LINE_BYTES. */
 const struct module_data *index_cache_load(const struct module_info *module, size_t line_budget,
-                                           int inlines, size_t *line_bytes);
+                                           int inlines, int demangle, size_t *line_bytes);
 
-/* Keep DATA, just built for MODULE with LINE_BUDGET and INLINES from the
- * debug files in PROBES, for later processes. Errors (a full disk, a read-only
+/* Keep DATA, just built for MODULE with LINE_BUDGET and INLINES (and
+ * demangled names if DATA says so) from the debug files in PROBES, for
+ * later processes. Errors (a full disk, a read-only
  * directory) are counted, and stop further stores in this process. */
 void index_cache_store(const struct module_info *module, size_t line_budget, int inlines,
                        const struct module_data *data, size_t line_bytes,

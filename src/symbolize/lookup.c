@@ -88,6 +88,7 @@ static void describe_in_module(const struct index_module *module, uintptr_t addr
         symbol = find_symbol(data, address - module->bias);
     if (symbol != NULL) {
         out->function = data->strings + symbol->name;
+        out->function_demangled = data->strings + symbol->demangled;
         out->function_address = module->bias + symbol->start;
     }
     if (lines && call_inside) {
@@ -106,6 +107,7 @@ void lookup_frame(const struct index_snapshot *snapshot, uintptr_t address,
     out->module_path = NULL;
     out->module_bias = 0;
     out->function = NULL;
+    out->function_demangled = NULL;
     out->function_address = 0;
     out->file = NULL;
     out->line = 0;

@@ -10,7 +10,10 @@
 struct frame_location {
     const char *module_path;     /* NULL: no module holds the address */
     uintptr_t module_bias;
-    const char *function;        /* NULL: no symbol contains the address */
+    const char *function;        /* NULL: no symbol contains the address; else the
+                                    symbol's own name (mangled, as glibc prints it) */
+    const char *function_demangled; /* its readable name: demangled (demangle=1, a C++
+                                       or Rust name), else the same as function */
     uintptr_t function_address;  /* runtime address of the function */
     const char *file;            /* NULL: no line data; with inlined calls, the
                                     outermost call's place in the real function */

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "module_data.h"
 #include "debug_file.h"
+#include "demangled_names.h"
 #include "file_probes.h"
 #include "line_table.h"
 #include "symbol_table.h"
@@ -79,6 +80,7 @@ refuse:
 
 struct gathered {
     struct symbol_vector symbols;
+    struct demangled_names demangled;   /* empty with demangle=0 */
     struct line_vector lines;
     int lines_truncated;
     int out_of_memory;     /* some step ran out: the result may lack some */
@@ -108,8 +110,15 @@ static size_t stored_length(const char *name, uint64_t *read)
     return length + 1;
 }
 
+/* The bytes symbol I's demangled name takes stored, 0 if it has none. */
+static size_t demangled_length(const struct gathered *g, size_t i)
+{
+    const char *demangled = demangled_name_of(&g->demangled, i);
+    return demangled != NULL ? strlen(demangled) + 1 : 0;
+}
+
 /* Bytes of the packed data; *SYMBOLS_KEPT: how many symbols fit, *NAMES
- * the bytes of their names and the file names. */
+ * the bytes of their names (demangled ones too) and the file names. */
 static size_t packed_size(const struct gathered *g, size_t *symbols_kept, size_t *names_bytes,
                           uint64_t *read)
 {
@@ -117,7 +126,8 @@ static size_t packed_size(const struct gathered *g, size_t *symbols_kept, size_t
     for (size_t i = 0; i < g->lines.file_count; i++)
         names += stored_length(g->lines.files[i], read);
     for (; kept < g->symbols.count; kept++) {
-        size_t length = stored_length(g->symbols.entries[kept].name, read);
+        size_t length = stored_length(g->symbols.entries[kept].name, read) +
+                        demangled_length(g, kept);
         if (names + length > NAMES_BUDGET)
             break;
         names += length;
@@ -178,7 +188,26 @@ static void pack_inlines(const struct inline_vector *from, const uint32_t *file_
                                                  0 };
 }
 
-static const struct module_data *pack(const struct gathered *g)
+/* Symbol I's name, then its demangled name if it has one, at *USED. */
+static struct index_symbol symbol_fill(const struct gathered *g, size_t i, char *strings,
+                                       size_t *used, uint64_t *read)
+{
+    const struct symbol_entry *entry = &g->symbols.entries[i];
+    size_t length = stored_length(entry->name, read);
+    struct index_symbol symbol = { entry->start, entry->size, (uint32_t)*used, (uint32_t)*used };
+    copy_printable(strings + *used, entry->name, length);
+    *read += length - 1;
+    *used += length;
+    size_t demangled = demangled_length(g, i);
+    if (demangled > 0) {
+        symbol.demangled = (uint32_t)*used;
+        copy_printable(strings + *used, demangled_name_of(&g->demangled, i), demangled);
+        *used += demangled;
+    }
+    return symbol;
+}
+
+static const struct module_data *pack(const struct gathered *g, int demangle)
 {
     size_t symbol_count, names;
     uint64_t read = g->symbols.name_bytes_read;
@@ -200,14 +229,8 @@ static const struct module_data *pack(const struct gathered *g)
         munmap(map, bytes);
         return NULL;
     }
-    for (size_t i = 0; i < symbol_count; i++) {
-        const struct symbol_entry *entry = &g->symbols.entries[i];
-        size_t length = stored_length(entry->name, &read);
-        symbols[i] = (struct index_symbol){ entry->start, entry->size, (uint32_t)used, 0 };
-        copy_printable(strings + used, entry->name, length);
-        read += length - 1;
-        used += length;
-    }
+    for (size_t i = 0; i < symbol_count; i++)
+        symbols[i] = symbol_fill(g, i, strings, &used, &read);
     for (size_t i = 0; i < g->lines.count; i++) {
         const struct line_entry *row = &g->lines.entries[i];
         lines[i] = (struct index_line){ row->address, file_offsets[row->file], row->line };
@@ -215,7 +238,7 @@ static const struct module_data *pack(const struct gathered *g)
     pack_inlines(&g->lines.inlines, file_offsets, inlines, ranges);
     free(file_offsets);
     *data = (struct module_data){ symbols, symbol_count, lines, g->lines.count,
-                                  strings, bytes, g->lines_truncated, names, read, 0,
+                                  strings, bytes, g->lines_truncated, demangle, names, read, 0,
                                   inlines, g->lines.inlines.call_count, ranges,
                                   g->lines.inlines.segment_count };
     mprotect(map, bytes, PROT_READ);
@@ -248,10 +271,18 @@ static void gather_symbols(const struct module_info *module, struct opened_elf *
     symbol_table_finish(&g->symbols);
 }
 
+/* After the symbols are final (sorted, aliases dropped), so that only the
+ * names kept are demangled. Running out leaves every name mangled. */
+static void gather_demangled(struct gathered *g)
+{
+    if (demangled_names_gather(&g->symbols, NAMES_BUDGET, &g->demangled) < 0)
+        g->out_of_memory = 1;
+}
+
 /* Lines are kept whole or not at all: a table cut by running out of
  * memory could give a wrong line to the addresses after the cut. */
 static void gather_lines(const struct module_info *module, struct opened_elf *file,
-                         struct opened_elf *debug, size_t budget, int inlines,
+                         struct opened_elf *debug, size_t budget, int inlines, int demangle,
                          struct gathered *g, struct file_probes *probes)
 {
     int out_of_memory = 0;
@@ -280,18 +311,20 @@ static void gather_lines(const struct module_info *module, struct opened_elf *fi
     g->lines_truncated = rows == -E2BIG;
     if (line_table_finish(&g->lines) < 0)
         g->out_of_memory = 1; /* the lines stay; no inlined calls */
+    else if (demangle && demangled_inline_names(&g->lines, budget) < 0)
+        g->out_of_memory = 1; /* the names not done stay mangled */
 }
 
 const struct module_data *module_data_build(const struct module_info *module,
                                             size_t line_budget, size_t *line_bytes)
 {
-    return module_data_build_recorded(module, line_budget, 1, line_bytes, NULL);
+    return module_data_build_recorded(module, line_budget, 1, line_bytes, NULL, 1);
 }
 
 const struct module_data *module_data_build_recorded(const struct module_info *module,
                                                      size_t line_budget, int inlines,
                                                      size_t *line_bytes,
-                                                     struct file_probes *probes)
+                                                     struct file_probes *probes, int demangle)
 {
     struct opened_elf file, debug = { NULL, -1 };
     struct gathered g;
@@ -302,12 +335,15 @@ const struct module_data *module_data_build_recorded(const struct module_info *m
     if (open_module(module, &file) < 0)
         return NULL; /* errno ENOMEM, or why the file is not used */
     gather_symbols(module, &file, &debug, &g, probes);
+    if (demangle)
+        gather_demangled(&g);
     if (line_budget > 0)
-        gather_lines(module, &file, &debug, line_budget, inlines, &g, probes);
-    const struct module_data *data = pack(&g);
+        gather_lines(module, &file, &debug, line_budget, inlines, demangle, &g, probes);
+    const struct module_data *data = pack(&g, demangle);
     if (data != NULL)
         *line_bytes = line_table_packed_size(&g.lines);
     symbol_vector_free(&g.symbols);
+    demangled_names_free(&g.demangled);
     line_vector_free(&g.lines);
     opened_close(&debug);
     opened_close(&file);

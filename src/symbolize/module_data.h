@@ -6,7 +6,9 @@
 #include "module_list.h"
 
 /* Read MODULE's symbols (and, if LINE_BUDGET > 0, its source lines and
- * inlined calls, at most LINE_BUDGET bytes) into one fresh mapping. Returns NULL when the
+ * inlined calls, at most LINE_BUDGET bytes) into one fresh mapping, with
+ * the demangled form of each C++ or Rust name beside the name itself.
+ * Returns NULL when the
  * file cannot be read, is not ELF, or is not the file that was loaded (its
  * build-id differs): the module is then shown as path(+offset). When
  * memory ran out (here, in libelf or in libdw) errno is ENOMEM, with NULL
@@ -18,11 +20,12 @@ const struct module_data *module_data_build(const struct module_info *module,
 
 /* The same, with the inlined calls only if INLINES, recording in PROBES
  * every debug file candidate looked at (src/symbolize/file_probes.h), so
- * that a cached copy can be checked. */
+ * that a cached copy can be checked; names (of symbols and of inlined
+ * calls) are demangled only if DEMANGLE (the demangle= option). */
 struct file_probes;
 const struct module_data *module_data_build_recorded(const struct module_info *module,
                                                      size_t line_budget, int inlines,
                                                      size_t *line_bytes,
-                                                     struct file_probes *probes);
+                                                     struct file_probes *probes, int demangle);
 
 #endif

@@ -3,14 +3,17 @@
  * follows build-id and debuglink to separate debug files; malloc).
  *
  * Module, function and offset come from the symbol index, so they agree
- * with backtrace_symbols; file, line, column and the inline chain come from
- * DWARF through libdwfl, for every module. */
+ * with backtrace_symbols (the function demangled, as the index stores it);
+ * file, line, column and the inline chain come from DWARF through libdwfl,
+ * for every module, an inlined function's linkage name demangled here. */
 #define _GNU_SOURCE
 #include "execinfo_ex.h"
 #include "debug_file.h"
+#include "demangle.h"
 #include "index.h"
 #include "lookup.h"
 #include "../base/array_grow.h"
+#include "../base/environment.h"
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -26,9 +29,21 @@
 struct pending {
     struct backtrace_frame *frames;
     size_t count, capacity;
-    char *owned[64];      /* module paths copied from the maps fallback */
-    size_t owned_count;
+    char **owned;         /* module paths copied from the maps fallback, demangled names */
+    size_t owned_count, owned_capacity;
 };
+
+/* TEXT (malloc'd) freed with PENDING; NULL if it could not be listed. */
+static char *pending_own(struct pending *pending, char *text)
+{
+    if (text == NULL || array_grow(&pending->owned, &pending->owned_capacity,
+                                   pending->owned_count, sizeof *pending->owned, 16) < 0) {
+        free(text);
+        return NULL;
+    }
+    pending->owned[pending->owned_count++] = text;
+    return text;
+}
 
 static int pending_push(struct pending *pending, const struct backtrace_frame *frame)
 {
@@ -37,6 +52,17 @@ static int pending_push(struct pending *pending, const struct backtrace_frame *f
         return -ENOMEM;
     pending->frames[pending->count++] = *frame;
     return 0;
+}
+
+/* NAME demangled, in memory PENDING owns; NAME itself if it is not a
+ * mangled name or memory ran out. */
+static const char *readable_name(struct pending *pending, const char *name)
+{
+    char demangled[DEMANGLE_OUTPUT_MAX + 1];
+    if (name == NULL || !environment_options()->demangle || demangle_name(name, demangled) == 0)
+        return name;
+    const char *copy = pending_own(pending, strdup(demangled));
+    return copy != NULL ? copy : name;
 }
 
 static const char *die_name(Dwarf_Die *die)
@@ -128,7 +154,7 @@ static int push_inlined(struct pending *pending, Dwfl_Module *module, Dwarf_Addr
         if (tag != DW_TAG_inlined_subroutine)
             continue;
         struct backtrace_frame frame = *base;
-        frame.function = die_name(&scopes[i]);
+        frame.function = readable_name(pending, die_name(&scopes[i]));
         frame.offset = 0;
         frame.file = source->file;
         frame.line = source->line;
@@ -151,17 +177,14 @@ static int resolve_one(struct pending *pending, Dwfl *dwfl, const struct index_s
     lookup_frame(snapshot, address, (uintptr_t)pc, 0, &location);
     if (location.module_path == location.fallback_path) {
         /* That path lives on this stack frame: keep a copy, or no path. */
-        char *copy = pending->owned_count < 64 ? strdup(location.fallback_path) : NULL;
-        if (copy != NULL)
-            pending->owned[pending->owned_count++] = copy;
-        location.module_path = copy;
+        location.module_path = pending_own(pending, strdup(location.fallback_path));
     }
     memset(&frame, 0, sizeof frame);
     frame.address = (void *)address;
     frame.index = index;
     frame.module = location.module_path;
     frame.module_base = (void *)location.module_bias;
-    frame.function = location.function;
+    frame.function = location.function_demangled;
     frame.offset = location.function ? address - location.function_address
                                      : address - location.module_bias;
 
@@ -252,6 +275,7 @@ static void free_pending(struct pending *pending)
 {
     for (size_t i = 0; i < pending->owned_count; i++)
         free(pending->owned[i]);
+    free(pending->owned);
     free(pending->frames);
 }
 

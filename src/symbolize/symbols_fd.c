@@ -78,7 +78,7 @@ void backtrace_print_fd(void *const *buffer, int size, int flags, int fd)
     if (flags & BACKTRACE_JSON)
         write_json_frames(buffer, buffer != NULL && size > 0 ? size : 0, flags, fd);
     else if (buffer != NULL && size > 0)
-        write_frames(buffer, size, flags, fd, FRAME_SHAPE_SYMBOLS, 1);
+        write_frames(buffer, size, flags, fd, FRAME_SHAPE_READABLE, 1);
     errno = saved_errno;
 }
 
@@ -100,7 +100,7 @@ static void print_caller_trace(int fd)
     text_out_decimal(&out, (uint64_t)(count - skip));
     text_out_string(&out, " stack frames.\n");
     text_out_end_line(&out);
-    format_frames(&out, frames + skip, exact + skip, count - skip, 0, FRAME_SHAPE_SYMBOLS, 1);
+    format_frames(&out, frames + skip, exact + skip, count - skip, 0, FRAME_SHAPE_READABLE, 1);
     text_out_flush(&out);
     errno = saved_errno;
 }

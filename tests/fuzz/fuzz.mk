@@ -36,7 +36,8 @@ $(FUZZ_DIR)/fuzz_index_cache: tests/fuzz/fuzz_index_cache.c src/symbolize/index_
 # The builder and the lookup alone, instrumented (not the library's
 # constructors, which would index the fuzzer itself).
 FUZZ_INDEX_SOURCES := $(addprefix src/symbolize/,module_data.c symbol_table.c dynamic_symbols.c line_table.c \
-	inline_table.c debug_file.c file_probes.c lookup.c inline_lookup.c maps_fallback.c module_list.c) \
+	inline_table.c debug_file.c file_probes.c lookup.c inline_lookup.c maps_fallback.c module_list.c \
+	demangle.c demangled_names.c) \
 	$(addprefix src/base/,array_grow.c maps_reader.c)
 
 $(FUZZ_DIR)/fuzz_elf_index: tests/fuzz/fuzz_elf_index.c $(FUZZ_INDEX_SOURCES) $(FUZZ_HEADERS)
@@ -58,6 +59,7 @@ $(FUZZ_DIR)/fuzz_dwarf_lines: tests/fuzz/fuzz_dwarf_lines.c src/symbolize/line_t
 
 # Seeds: real inputs of each kind.
 fuzz-seeds: all $(BUILD)/tests/state_program $(BUILD)/tests/mtrace_program $(BUILD)/tests/fixture_lib.so \
+	$(BUILD)/tests/cxx_throw.so \
 	$(BUILD)/tests/cache_probe
 	rm -rf $(FUZZ_DIR)/seeds/index_cache && mkdir -p $(FUZZ_DIR)/seeds/index_cache
 	chmod 700 $(FUZZ_DIR)/seeds/index_cache
@@ -86,6 +88,10 @@ fuzz-seeds: all $(BUILD)/tests/state_program $(BUILD)/tests/mtrace_program $(BUI
 	objcopy --strip-debug --add-gnu-debuglink=$(FUZZ_DIR)/forms/fixture_lib.debug \
 		$(BUILD)/tests/fixture_lib.so $(FUZZ_DIR)/seeds/elf_index/debuglink.so
 	python3 tests/fuzz/no_section_headers.py $(BUILD)/tests/fixture_lib.so $(FUZZ_DIR)/seeds/elf_index/no_sections.so
+	# C++ names, and hostile mangled ones (exploding, overlong, malformed)
+	cp $(BUILD)/tests/cxx_throw.so $(FUZZ_DIR)/seeds/elf_index/cxx.so
+	python3 tests/fuzz/hostile_mangled.py $(FUZZ_DIR)/hostile_mangled.c
+	$(CC) -O1 -fPIC -shared $(FUZZ_DIR)/hostile_mangled.c -o $(FUZZ_DIR)/seeds/elf_index/hostile_mangled.so
 	# fuzz_elf_index reads each input as a module file too, beside links to
 	# the debug files here (by debuglink), and with EXECINFO_EX_DEBUG_ROOT
 	# here (by build-id).
@@ -107,7 +113,7 @@ FUZZ_ENV := FUZZ_ELF_FILES=$(CURDIR)/$(FUZZ_DIR)/elf_files EXECINFO_EX_DEBUG_ROO
 fuzz-elf-paths: fuzz-seeds $(FUZZ_DIR)/fuzz_elf_index
 	$(FUZZ_ENV) $(FUZZ_DIR)/fuzz_elf_index -runs=0 -print_coverage=1 $(FUZZ_DIR)/seeds/elf_index \
 	  > $(FUZZ_DIR)/elf_index_coverage.txt 2>&1
-	@for function in elf_file_open elf_file_build_id debug_file_open; do \
+	@for function in elf_file_open elf_file_build_id debug_file_open demangle_name; do \
 	  grep -q "^COVERED_FUNC: .* $$function " $(FUZZ_DIR)/elf_index_coverage.txt || \
 	    { echo "fuzz_elf_index never reaches $$function"; exit 1; }; \
 	done

@@ -7,7 +7,12 @@
  * pread (ELF_C_READ), the build-id check against the loaded module's, and
  * the debug file found by build-id or by .gnu_debuglink; three times, the
  * loaded module's build-id being the file's own, none, or another.
- * The seeds are small real ELF files (tests/fuzz/fuzz.mk).
+ * Every symbol's demangled name (made with libiberty, src/symbolize/
+ * demangle.c) must lie in the strings and within DEMANGLE_OUTPUT_MAX; the
+ * input's first bytes are also given to the demangler as a name, after
+ * "_Z" and after "_R".
+ * The seeds are small real ELF files (tests/fuzz/fuzz.mk), C++ names and
+ * hostile mangled ones among them (tests/fuzz/hostile_mangled.py).
  *
  * The file is written to module.so in a fresh directory in /dev/shm (a
  * file system in memory: on ext4 the writes cost 20 times the build),
@@ -17,6 +22,7 @@
  * libFuzzer ends those with _Exit). */
 #define _GNU_SOURCE
 #include "symbolize/debug_file.h"
+#include "symbolize/demangle.h"
 #include "symbolize/lookup.h"
 #include "symbolize/module_data.h"
 
@@ -102,6 +108,30 @@ static void look_up_all(const struct module_data *built)
         lookup_frame(snapshot, built->symbols[i].start + 1, built->symbols[i].start, 1, &location);
 }
 
+/* Each symbol's readable name is a string of the module's, bounded. */
+static void check_demangled(const struct module_data *built)
+{
+    for (size_t i = 0; i < built->symbol_count; i++) {
+        const struct index_symbol *symbol = &built->symbols[i];
+        if (symbol->demangled >= built->name_bytes ||
+            strnlen(built->strings + symbol->demangled, DEMANGLE_OUTPUT_MAX + 1) > DEMANGLE_OUTPUT_MAX)
+            abort();
+    }
+}
+
+/* DATA's first bytes as a mangled name, after PREFIX. */
+static void demangle_bytes(const char *prefix, const uint8_t *data, size_t size)
+{
+    static char name[DEMANGLE_INPUT_MAX + 64], out[DEMANGLE_OUTPUT_MAX + 1];
+    size_t length = size < sizeof name - 3 ? size : sizeof name - 3;
+    memcpy(name, prefix, 2);
+    memcpy(name + 2, data, length);
+    name[2 + length] = '\0';
+    size_t written = demangle_name(name, out);
+    if (written > DEMANGLE_OUTPUT_MAX || (written > 0 && strlen(out) != written))
+        abort();
+}
+
 static void build_and_check(const struct module_info *module)
 {
     size_t line_bytes;
@@ -109,6 +139,7 @@ static void build_and_check(const struct module_info *module)
     if (built == NULL)
         return;
     look_up_all(built);
+    check_demangled(built);
     munmap((void *)built, built->mapped_bytes);
 }
 
@@ -179,5 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     build_from_file(data, size, OWN_ID);
     build_from_file(data, size, NO_ID);
     build_from_file(data, size, WRONG_ID);
+    demangle_bytes("_Z", data, size);
+    demangle_bytes("_R", data, size);
     return 0;
 }

@@ -168,8 +168,22 @@ Test(index_cache, a_second_process_reads_what_the_first_stored)
 
 /* Each damage, applied to every file of a filled directory: the next
  * process refuses those files, builds the same index and stores it again. */
-enum damage { TRUNCATED, BYTE_FLIPPED, BAD_OFFSET, SYMLINK, WRITABLE_BY_OTHERS,
-              OTHER_OWNER, SECOND_LINK, EMPTY, DAMAGES };
+enum damage { TRUNCATED, BYTE_FLIPPED, BAD_OFFSET, BAD_DEMANGLED_OFFSET, OLD_FORMAT, SYMLINK,
+              WRITABLE_BY_OTHERS, OTHER_OWNER, SECOND_LINK, EMPTY, DAMAGES };
+
+/* The first symbol's offset at FIELD set out of bounds, with a checksum
+ * that matches: only the bounds check can refuse it. */
+static void offset_out_of_bounds(unsigned char *bytes, size_t size, size_t field)
+{
+    size_t at = index_cache_header_bytes() + field;
+    if (size >= at + 4) {
+        uint32_t name = 0xfffffff0u;
+        memcpy(bytes + at, &name, sizeof name);
+    }
+    uint64_t checksum = index_cache_image_checksum(bytes, size);
+    memcpy(bytes + INDEX_CACHE_CHECKSUM_AT, &checksum, sizeof checksum);
+    cr_assert_eq(index_cache_image_valid(bytes, size), 0);
+}
 
 static void apply(enum damage damage, const char *path, const char *directory, int serial)
 {
@@ -184,19 +198,25 @@ static void apply(enum damage damage, const char *path, const char *directory, i
         bytes[size - 1 - (size_t)serial % (size / 2)] ^= 0x40;
         write_file(path, bytes, size);
         break;
-    case BAD_OFFSET: {
-        /* a checksum that matches: only the bounds check can refuse it */
-        size_t at = index_cache_header_bytes() + offsetof(struct index_symbol, name);
-        if (size >= at + 4) {
-            uint32_t name = 0xfffffff0u;
-            memcpy(bytes + at, &name, sizeof name);
-        }
+    case BAD_OFFSET:
+        offset_out_of_bounds(bytes, size, offsetof(struct index_symbol, name));
+        write_file(path, bytes, size);
+        break;
+    case OLD_FORMAT: {
+        /* format 1 (before demangled names), its checksum right: a file an
+         * older build wrote */
+        uint32_t format = 1;
+        memcpy(bytes + 8, &format, sizeof format);
         uint64_t checksum = index_cache_image_checksum(bytes, size);
         memcpy(bytes + INDEX_CACHE_CHECKSUM_AT, &checksum, sizeof checksum);
         cr_assert_eq(index_cache_image_valid(bytes, size), 0);
         write_file(path, bytes, size);
         break;
     }
+    case BAD_DEMANGLED_OFFSET:
+        offset_out_of_bounds(bytes, size, offsetof(struct index_symbol, demangled));
+        write_file(path, bytes, size);
+        break;
     case SYMLINK:
         snprintf(other, sizeof other, "%s/target-%d", directory, serial);
         write_file(other, bytes, size);
@@ -250,11 +270,37 @@ static void damaged_files_are_refused(enum damage damage)
 Test(index_cache, a_truncated_file_is_refused) { damaged_files_are_refused(TRUNCATED); }
 Test(index_cache, a_changed_byte_is_refused) { damaged_files_are_refused(BYTE_FLIPPED); }
 Test(index_cache, an_offset_out_of_bounds_is_refused) { damaged_files_are_refused(BAD_OFFSET); }
+Test(index_cache, a_file_of_the_format_before_demangling_is_refused)
+{
+    damaged_files_are_refused(OLD_FORMAT);
+}
+Test(index_cache, a_demangled_offset_out_of_bounds_is_refused)
+{
+    damaged_files_are_refused(BAD_DEMANGLED_OFFSET);
+}
 Test(index_cache, a_symlink_is_refused) { damaged_files_are_refused(SYMLINK); }
 Test(index_cache, a_file_others_may_write_is_refused) { damaged_files_are_refused(WRITABLE_BY_OTHERS); }
 Test(index_cache, a_file_of_another_owner_is_refused) { damaged_files_are_refused(OTHER_OWNER); }
 Test(index_cache, a_file_with_a_second_link_is_refused) { damaged_files_are_refused(SECOND_LINK); }
 Test(index_cache, an_empty_file_is_refused) { damaged_files_are_refused(EMPTY); }
+
+/* Data built with demangle=1 is not used with demangle=0, nor the other
+ * way: each is built and stored under its own name. */
+Test(index_cache, the_demangle_option_is_part_of_the_key)
+{
+    char directory[64], on[256], off[256];
+    fresh_directory(directory, sizeof directory);
+    cache_option(on, sizeof on, directory, "lines=none");
+    cache_option(off, sizeof off, directory, "lines=none:demangle=0");
+    struct probe first = run_probe(on);
+    cr_assert_gt(first.stored, 0);
+    struct probe other = run_probe(off);
+    cr_assert_eq(other.loaded, 0);
+    cr_assert_eq(other.stored, first.stored);
+    cr_assert_eq(other.symbols, first.symbols);
+    cr_assert_eq(run_probe(off).loaded, first.stored);
+    cr_assert_eq(run_probe(on).loaded, first.stored);
+}
 
 /* The validator alone, on one real file: every single-byte change is
  * refused (the checksum), and random changes with the checksum made to
@@ -302,8 +348,10 @@ Test(index_cache, the_validator_refuses_changes)
         /* accepted: then everything it points at is inside */
         struct index_cache_arrays arrays;
         index_cache_image_arrays(copy, &arrays);
-        for (size_t i = 0; i < arrays.symbol_count; i++)
+        for (size_t i = 0; i < arrays.symbol_count; i++) {
             cr_assert_lt(arrays.symbols[i].name, arrays.strings_bytes);
+            cr_assert_lt(arrays.symbols[i].demangled, arrays.strings_bytes);
+        }
     }
     free(copy);
     free(image);

@@ -79,9 +79,13 @@ static const char *parse_text_chain(const char *text, struct chain *chain)
             text = end + 1;
             continue;
         }
-        const char *open = strchr(text, '('), *plus = open ? strchr(open, '+') : NULL;
-        const char *bracket = strstr(text, " [0x");
-        cr_assert(open != NULL && plus != NULL && bracket != NULL && open < end && plus < end,
+        /* A demangled name holds '(' and perhaps '+': the offset's '+' is
+         * the last before " [0x". */
+        const char *open = strchr(text, '('), *bracket = strstr(text, " [0x");
+        const char *plus = open != NULL && bracket != NULL && open < bracket
+                               ? memrchr(open, '+', (size_t)(bracket - open))
+                               : NULL;
+        cr_assert(open != NULL && plus != NULL && bracket != NULL && open < end && bracket < end,
                   "not a frame line: %.*s", (int)(end - text), text);
         snprintf(frame->function, sizeof frame->function, "%.*s", (int)(plus - open - 1),
                  open + 1);
@@ -111,9 +115,9 @@ static void addr2line_chain(const char *program, unsigned long address, struct c
     cr_assert_eq(pclose(pipe), 0, "%s", command);
 }
 
-/* Run OURS' function names through c++filt (C++ names are stored as the
- * DWARF and the symbol table give them, mangled: demangling is another
- * piece of work; c++filt leaves a name that is not mangled as it is). */
+/* Run OURS' function names through c++filt (with demangle=0 C++ names
+ * are written as the DWARF and the symbol table give them, mangled;
+ * c++filt leaves a name that is not mangled as it is). */
 static void demangle_names(struct chain *ours)
 {
     for (int i = 0; i < ours->count; i++) {
@@ -198,10 +202,29 @@ Test(inline, crash_report_chain_equals_addr2line, .timeout = 30)
 Test(inline, cxx_crash_report_chain_equals_addr2line, .timeout = 30)
 {
     struct chain ours;
-    check_crash_chain("inline_program_cxx", "index_cache=0", 1, &ours);
+    check_crash_chain("inline_program_cxx", "index_cache=0", 0, &ours);
     cr_assert_eq(ours.count, 3);
     cr_assert(strstr(ours.frames[0].function, "app::Parser::deref") != NULL, "%s",
               ours.frames[0].function);
+}
+
+/* demangle=0: every name of the chain as the DWARF and the symbol table
+ * have it, which c++filt turns into addr2line -C's. */
+Test(inline, cxx_chain_stays_mangled_with_demangle_off, .timeout = 30)
+{
+    struct child_result result;
+    struct chain mangled;
+    run_fixture("inline_program_cxx", "crash", NULL, "index_cache=0:demangle=0", &result);
+    assert_died_by(&result, SIGSEGV);
+    const char *trace = strstr(result.output, "the faulting instruction first):\n");
+    cr_assert_not_null(trace, "%s", result.output);
+    parse_text_chain(strchr(trace, '\n') + 1, &mangled);
+    cr_assert_eq(mangled.count, 3, "%s", result.output);
+    for (int i = 0; i < mangled.count; i++)
+        cr_assert(strncmp(mangled.frames[i].function, "_Z", 2) == 0, "frame %d: %s", i,
+                  mangled.frames[i].function);
+    struct chain ours;
+    check_crash_chain("inline_program_cxx", "index_cache=0:demangle=0", 1, &ours);
 }
 
 /* The cache files (*.idx) in DIRECTORY. */
@@ -290,7 +313,8 @@ Test(inline, json_frame_holds_the_inlined_calls, .timeout = 30)
     const char *inlined = strstr(frame, "\"inlined\":[");
     cr_assert(inlined != NULL && inlined < frame_end, "%s", json.output);
     char expected[2048];
-    int used = snprintf(expected, sizeof expected, "\"function\":\"compute\",\"offset\":");
+    int used = snprintf(expected, sizeof expected,
+                        "\"function\":\"compute\",\"mangled\":\"compute\",\"offset\":");
     cr_assert(strstr(frame, expected) != NULL && strstr(frame, expected) < inlined, "%s", frame);
     used = snprintf(expected, sizeof expected, "\"file\":\"%s\",\"line\":%u,\"inlined\":[",
                     ours.frames[2].file, ours.frames[2].line);

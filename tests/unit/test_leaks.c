@@ -750,7 +750,7 @@ Test(leaks, json_report_parses_and_holds_the_groups)
         "assert [(x['bytes'], x['blocks']) for x in s] == [(100, 1), (60, 3), (10, 2), (2, 1), (1, 1)], s\n"
         "f = s[0]['frames'][0]\n"
         "assert f == {'module': '/nonexistent/b', 'offset': '0x20', 'function': None,\n"
-        "             'file': None, 'line': None}, f\n"
+        "             'mangled': None, 'file': None, 'line': None}, f\n"
         "assert s[0]['depth'] == 1 and len(s[0]['frames']) == 1, s[0]\n"
         "assert s[3]['frames'][0]['module'] is None, s[3]\n"
         "assert s[3]['frames'][0]['offset'] == '0x7f3a12345678', s[3]\n"

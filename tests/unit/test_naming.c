@@ -299,7 +299,8 @@ Test(naming, json_crash_report_names_a_fault_on_a_first_instruction)
     void *library = open_packed_library();
     run_child(crash_under_the_json_handler, library, &result);
     assert_died_by(&result, SIGSEGV);
-    cr_assert(strstr(result.output, "\"function\":\"packed_write_first\",\"offset\":\"0x0\""),
+    cr_assert(strstr(result.output, "\"function\":\"packed_write_first\",\"mangled\":"
+                                    "\"packed_write_first\",\"offset\":\"0x0\""),
               "%s", result.output);
 }
 

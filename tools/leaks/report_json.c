@@ -13,6 +13,8 @@ static void write_frame(FILE *out, const struct frame_description *frame)
     json_escape_write(out, frame->module);
     fprintf(out, ",\"offset\":\"0x%" PRIx64 "\",\"function\":", frame->offset);
     json_escape_write(out, frame->function);
+    fputs(",\"mangled\":", out);
+    json_escape_write(out, frame->mangled);
     fputs(",\"file\":", out);
     json_escape_write(out, frame->file);
     if (frame->file != NULL)

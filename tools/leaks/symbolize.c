@@ -166,7 +166,8 @@ static void describe_at(const struct index_snapshot *snapshot, uint64_t address,
     if (snapshot == NULL)
         return;
     lookup_frame(snapshot, address, call_address, 1, &location);
-    out->function = location.function;
+    out->function = location.function_demangled;
+    out->mangled = location.function;
     out->file = location.file;
     out->line = location.line;
 }
@@ -190,7 +191,7 @@ static void describe_runtime(const struct frame *frame, struct frame_description
 {
     out->runtime = 1;
     out->offset = frame->address;
-    out->function = frame->symbol;
+    out->function = out->mangled = frame->symbol;
     out->function_offset = frame->symbol_offset;
 }
 

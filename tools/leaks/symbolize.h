@@ -16,7 +16,8 @@ struct frame_description {
                                * address when RUNTIME */
     int runtime;              /* not placed in a module: [0xADDR], or glibc's
                                * PATH:(SYM+0xOFF)[0xADDR] when SYM is not found */
-    const char *function;     /* NULL: unknown */
+    const char *function;     /* NULL: unknown; demangled (a C++ or Rust name) */
+    const char *mangled;      /* the symbol's own name; the input's for RUNTIME */
     int64_t function_offset;  /* RUNTIME: glibc's offset from FUNCTION */
     const char *file;         /* NULL: unknown */
     unsigned line;
