@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""inline_cost.py: what the inlined calls (issue 15) cost the index of a
-main executable: build time and memory, inlines=1 against inlines=0.
+"""inline_cost.py: what issue 15 costs the index of a main executable:
+build time and memory with the inlined calls and the demangled names on
+and off (inlines=0|1, demangle=0|1; both 0 is the index as it was before).
 
     inline_cost.py [RUNS] HELPER...
 
@@ -8,9 +9,10 @@ Each HELPER is bench/index_cost_helper.c linked with the code to measure
 (`make bench-inline` builds two: the -O2 test fixture
 tests/fixtures/inline_program.c and a generated C++ program,
 bench/gen_inline_cxx.py). Each run is a fresh process with
-EXECINFO_EX_OPTIONS=index_cache=0:inlines=N (lines=main, the default:
-only the main executable gets lines and inlined calls), the two settings
-alternating. Prints the medians of RUNS (default 11) runs:
+EXECINFO_EX_OPTIONS=index_cache=0:inlines=N:demangle=M (lines=main, the
+default: only the main executable gets lines and inlined calls; every
+module's symbols are demangled), the four settings in a rotating order.
+Prints the medians of RUNS (default 11) runs:
   build: the index built at load (every module's symbols, the main
          executable's lines and inlined calls), index_cost_helper's load_ns
   mapped: the bytes the index mapped (all modules)
@@ -21,9 +23,12 @@ import subprocess
 import sys
 
 
-def run(helper, inlines):
+SETTINGS = ((0, 0), (1, 0), (0, 1), (1, 1))  # (inlines, demangle)
+
+
+def run(helper, setting):
     env = dict(os.environ)
-    env["EXECINFO_EX_OPTIONS"] = "index_cache=0:inlines=%d" % inlines
+    env["EXECINFO_EX_OPTIONS"] = "index_cache=0:inlines=%d:demangle=%d" % setting
     process = subprocess.Popen([helper], env=env, stdout=subprocess.PIPE)
     output = process.stdout.read().decode()
     _, status, usage = os.wait4(process.pid, 0)
@@ -38,19 +43,23 @@ def main():
     runs = 11
     if args and args[0].isdigit():
         runs = int(args.pop(0))
-    print("| program | inlines | build at load (ms) | mapped (KiB) | peak RSS (KiB) | line rows |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| program | inlines | demangle | build at load (ms) | vs both off | mapped (KiB) | vs both off | peak RSS (KiB) | line rows |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for helper in args:
-        samples = {0: [], 1: []}
+        samples = {setting: [] for setting in SETTINGS}
         for i in range(runs):
-            for inlines in ((0, 1) if i % 2 == 0 else (1, 0)):
-                samples[inlines].append(run(helper, inlines))
-        for inlines in (0, 1):
-            s = samples[inlines]
-            print("| %s | %d | %.2f | %.1f | %d | %d |" % (
-                os.path.basename(helper), inlines,
-                statistics.median(x[0] for x in s) / 1e6,
-                statistics.median(x[1] for x in s) / 1024.0,
+            for k in range(len(SETTINGS)):
+                setting = SETTINGS[(i + k) % len(SETTINGS)]
+                samples[setting].append(run(helper, setting))
+        base_build = statistics.median(x[0] for x in samples[(0, 0)])
+        base_mapped = statistics.median(x[1] for x in samples[(0, 0)])
+        for setting in SETTINGS:
+            s = samples[setting]
+            build = statistics.median(x[0] for x in s)
+            mapped = statistics.median(x[1] for x in s)
+            print("| %s | %d | %d | %.2f | %.2fx | %.1f | %.2fx | %d | %d |" % (
+                os.path.basename(helper), setting[0], setting[1], build / 1e6,
+                build / base_build, mapped / 1024.0, mapped / base_mapped,
                 statistics.median(x[3] for x in s), s[0][2]))
 
 

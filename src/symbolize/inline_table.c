@@ -96,6 +96,12 @@ static int push_range(struct inline_vector *out, struct inline_range range)
 static int read_inlined(struct unit_reader *reader, Dwarf_Die *die, uint32_t parent,
                         uint32_t depth, int nesting);
 
+/* Whether DIE has addresses of its own. */
+static int has_code(Dwarf_Die *die)
+{
+    return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
+}
+
 static int read_children(struct unit_reader *reader, Dwarf_Die *die, uint32_t parent,
                          uint32_t depth, int nesting)
 {
@@ -111,8 +117,11 @@ static int read_children(struct unit_reader *reader, Dwarf_Die *die, uint32_t pa
                 result = read_inlined(reader, &child, parent, depth + 1, nesting + 1);
             break;
         case DW_TAG_subprogram:
-            /* A function of its own (a nested one too): no caller inlined. */
-            result = read_children(reader, &child, INLINE_NONE, 0, nesting + 1);
+            /* A function of its own (a nested one too): no caller inlined.
+             * Without code (a declaration in a class, an abstract
+             * instance) it holds no call: its parameters are not read. */
+            if (has_code(&child))
+                result = read_children(reader, &child, INLINE_NONE, 0, nesting + 1);
             break;
         case DW_TAG_lexical_block:
         case DW_TAG_try_block:
