@@ -74,6 +74,14 @@ struct backtrace_memo {
     unsigned long long opaque[512];
 };
 
+/* Make the COUNT consecutive struct backtrace_memo at MEMO one larger
+ * memo (COUNT a power of two, at most 64): it keeps 256 rules per
+ * struct instead of 255 in all, for a program whose captures step
+ * through more return addresses (an interpreter's deep stacks). A zeroed
+ * single struct needs no call. Returns 0, or -1 with errno EINVAL for a
+ * NULL MEMO or another COUNT. AS-Safe. MT-Safe (for distinct memos). */
+int backtrace_memo_init(struct backtrace_memo *memo, unsigned count);
+
 /* backtrace from the first frame whose address is outside [START, END):
  * the innermost frames inside it (typically the caller's own library's
  * text, for an allocator or a logger that wraps the capture) are skipped,

@@ -7,7 +7,7 @@
  * bench/heap/dict_of_lists.py with PYTHONMALLOC=malloc. Each runs under
  * eight contenders: plain, our hooks library with heap=0, with the
  * defaults (full recording) and with the least recording
- * (heap_frames=1:guard=0:quarantine=0:free_fill=off), glibc's mtrace, our
+ * (heap_frames=1:free_frames=0:guard=0:quarantine=0:free_fill=off), glibc's mtrace, our
  * mtrace, heaptrack (recording only) and an ASan build (pool and churn). One run is one fork + exec + wait4, timed with
  * CLOCK_MONOTONIC, its peak RSS from wait4's ru_maxrss. It prints a
  * markdown table of medians per workload and the summary against the heap
@@ -82,7 +82,7 @@ static const char *const contender_keys[CONTENDERS] = {
 
 /* The least recording the options allow: one frame, no guards, no
  * quarantine, no fill (the issue's fixed-cost column). */
-#define LEAST_OPTIONS "EXECINFO_EX_OPTIONS=heap_frames=1:guard=0:quarantine=0:free_fill=off"
+#define LEAST_OPTIONS "EXECINFO_EX_OPTIONS=heap_frames=1:free_frames=0:guard=0:quarantine=0:free_fill=off"
 
 struct workload {
     enum workload_kind kind;

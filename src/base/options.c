@@ -32,6 +32,7 @@ void options_defaults(struct options *options)
     options->modules = 1;
     options->heap = 1;
     options->heap_frames = 16;
+    options->free_frames = 8;
     options->guard = 16;
     options->quarantine = (size_t)4 << 20;
     options->alloc_fill = -1;
@@ -176,6 +177,15 @@ static int parse_heap_frames(struct options *o, const char *value, size_t length
     return 0;
 }
 
+static int parse_free_frames(struct options *o, const char *value, size_t length)
+{
+    size_t frames;
+    if (parse_bounded(value, length, 0, 64, &frames) < 0)
+        return -EINVAL;
+    o->free_frames = (int)frames;
+    return 0;
+}
+
 static int parse_mtrace_frames(struct options *o, const char *value, size_t length)
 {
     size_t frames;
@@ -308,6 +318,7 @@ static const struct {
     { "format", parse_format },       { "frames", parse_frames },
     { "registers", parse_registers }, { "modules", parse_modules },
     { "heap", parse_heap },           { "heap_frames", parse_heap_frames },
+    { "free_frames", parse_free_frames },
     { "guard", parse_guard },         { "quarantine", parse_quarantine },
     { "alloc_fill", parse_alloc_fill }, { "free_fill", parse_free_fill },
     { "fill_max", parse_fill_max },   { "on_error", parse_on_error },

@@ -32,6 +32,7 @@ struct options {
     /* heap hook layer (libexecinfo_ex_hooks.so; the core library ignores these) */
     int heap;                 /* heap=0|1: record allocations; 0 is a pure pass-through */
     int heap_frames;          /* heap_frames=1..64: stack depth per allocation; default 16 */
+    int free_frames;          /* free_frames=0..64: stack depth per free (0: its call site); 8 */
     size_t guard;             /* guard=BYTES (0..4096) on each side of a block; default 16 */
     size_t quarantine;        /* quarantine=SIZE: freed bytes held back; default 4M */
     int alloc_fill;           /* alloc_fill=off|0..255: fill new blocks; default off (-1) */

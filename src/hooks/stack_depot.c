@@ -343,13 +343,25 @@ static int first_level(int *top)
     return atomic_load_explicit(&levels[*top].copied, memory_order_acquire) ? *top : *top - 1;
 }
 
+uint32_t stack_depot_hash(void *const *frames, int count)
+{
+    return hash_frames(frames, count);
+}
+
 stack_id stack_depot_put(void *const *frames, int count)
 {
-    if (atomic_load_explicit(&ready, memory_order_acquire) != 2 || count <= 0 || frames == NULL)
+    if (count <= 0 || frames == NULL)
         return 0;
     if (count > STACK_DEPOT_MAX_FRAMES)
         count = STACK_DEPOT_MAX_FRAMES;
-    uint32_t hash = hash_frames(frames, count);
+    return stack_depot_put_hashed(frames, count, hash_frames(frames, count));
+}
+
+stack_id stack_depot_put_hashed(void *const *frames, int count, uint32_t hash)
+{
+    if (atomic_load_explicit(&ready, memory_order_acquire) != 2 || count <= 0 ||
+        count > STACK_DEPOT_MAX_FRAMES || frames == NULL)
+        return 0;
     int top;
     int level = first_level(&top);
     /* Most lookups end at their first slot: that one without the loop. */

@@ -32,6 +32,12 @@ int stack_depot_init(size_t reserve_bytes);
  * it interrupted), malloc-free, thread-safe; it may mmap. */
 stack_id stack_depot_put(void *const *frames, int count);
 
+/* The hash stack_depot_put gives the first COUNT (1 to 64) frames of
+ * FRAMES, and the put with it, for a caller that keeps its own cache of
+ * stacks by that hash: one hash for both. World: signal-safe. */
+uint32_t stack_depot_hash(void *const *frames, int count);
+stack_id stack_depot_put_hashed(void *const *frames, int count, uint32_t hash);
+
 /* Copy up to CAPACITY frames of stack ID into FRAMES and return the
  * stack's full frame count; 0 for id 0, an id that does not name a stored
  * stack (out of range, not the start of an entry, not in the index: an

@@ -122,7 +122,7 @@ static struct recorded *collect(size_t *count)
 
 static const uint64_t *options_now(uint32_t *count)
 {
-    static uint64_t values[7];
+    static uint64_t values[8];
     const struct options *o = &heap.options;
     values[0] = (uint64_t)o->heap_frames;
     values[1] = o->guard;
@@ -131,7 +131,8 @@ static const uint64_t *options_now(uint32_t *count)
     values[4] = (uint64_t)(int64_t)o->free_fill;
     values[5] = (uint64_t)(int64_t)o->alloc_fill;
     values[6] = (uint64_t)o->on_error;
-    *count = 7;
+    values[7] = (uint64_t)o->free_frames;
+    *count = 8;
     return values;
 }
 

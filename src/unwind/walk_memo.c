@@ -17,18 +17,29 @@
  * apart (EXACT_KEY), so that the walk's first step, always from the same
  * instruction of the capture, is found too.
  *
+ * A memo is one struct backtrace_memo (255 rules), or a power of two of
+ * them made ready by backtrace_memo_init (256 rules each): a deep program
+ * (an interpreter) steps through more return addresses than 255.
+ *
  * One memo belongs to one thread and is not used by a signal handler that
  * may interrupt a capture with it (execinfo_ex.h). */
 #include "walk_memo.h"
 #include "execinfo_ex.h"
 
+#include <errno.h>
 #include <string.h>
 
-#define MEMO_MAGIC 0x6f6d656du   /* "memo" */
+/* Slot 0 holds the header; its first word, where a rule has its key, is
+ * no key (bit 62 is set in no user address and in no EXACT_KEY one). */
+#define MEMO_HEADER_KEY (((uint64_t)1 << 62) | 0x6f6d656du) /* "memo" */
 #define PC CFI_RETURN_ADDRESS
 #define RULE_RBP_BASED 1u         /* the CFA is rbp + offset, else rsp + offset */
 #define RULE_RBP_SAVED 2u
 #define RULE_OUTERMOST 4u         /* the walk ends here (its return address is undefined) */
+/* Not of the shape replay() steps with the fewest checks: the CFA rsp
+ * plus a positive multiple of 8, the return address (and rbp, if saved)
+ * read from 8-aligned words between rsp and the CFA. */
+#define RULE_GENERAL 8u
 /* An exact pc's key: no x86_64 user address has the top bit. */
 #define EXACT_KEY ((uintptr_t)1 << 63)
 
@@ -43,33 +54,62 @@ struct memo_rule {
     uint8_t flags;
 };
 
-/* 256 slots of 16 bytes, the first of which holds the header instead of
- * a rule: a shift finds a slot, where a modulo would cost a multiply. */
-#define MEMO_SLOT_BITS 8
-#define MEMO_SLOTS (1u << MEMO_SLOT_BITS)
+/* Slots of 16 bytes, a power of two, the first of which holds the header
+ * instead of a rule: a shift finds a slot, where a modulo would cost a
+ * multiply. */
+#define MEMO_SLOT_BITS_DEFAULT 8
+#define MEMO_COUNT_MAX 64
+#define MEMO_SLOT_BITS_MAX (MEMO_SLOT_BITS_DEFAULT + 6)
 
 struct memo_header {
-    uint32_t magic;
+    uint64_t header_key;     /* MEMO_HEADER_KEY */
     uint32_t generation;
-    uint64_t unused;
+    uint32_t slot_bits;
 };
 
 struct memo_layout {
-    union {
-        struct memo_header header;    /* slot 0 */
-        struct memo_rule rules[MEMO_SLOTS];
-    };
+    struct memo_header header;        /* slot 0 */
 };
 
 _Static_assert(sizeof(struct memo_rule) == 16, "a rule is 16 bytes");
 _Static_assert(sizeof(struct memo_header) <= sizeof(struct memo_rule), "the header fits slot 0");
-_Static_assert(sizeof(struct memo_layout) <= sizeof(struct backtrace_memo),
-               "struct backtrace_memo is too small for the memo");
+_Static_assert(sizeof(struct memo_rule) << MEMO_SLOT_BITS_DEFAULT == sizeof(struct backtrace_memo),
+               "struct backtrace_memo holds the default memo");
 
-static struct memo_rule *slot_for(struct memo_layout *layout, uintptr_t key)
+static struct memo_rule *rules_of(struct memo_layout *layout)
 {
-    unsigned slot = (unsigned)(((uint64_t)key * 0x9e3779b97f4a7c15u) >> (64 - MEMO_SLOT_BITS));
-    return &layout->rules[slot + (slot == 0)]; /* slot 0 is the header's */
+    return (struct memo_rule *)layout;
+}
+
+/* The slot of KEY in a memo of 2^BITS slots (slot 0, the header, is no
+ * key's: a key that lands there is never kept). */
+static struct memo_rule *slot_for(const struct memo_layout *layout, unsigned bits, uintptr_t key)
+{
+    unsigned slot = (unsigned)(((uint64_t)key * 0x9e3779b97f4a7c15u) >> (64 - bits));
+    return &rules_of((struct memo_layout *)layout)[slot];
+}
+
+/* Every rule empty, a memo of 2^SLOT_BITS slots. */
+static void memo_clear(struct memo_layout *layout, unsigned slot_bits, unsigned generation)
+{
+    memset(layout, 0, sizeof(struct memo_rule) << slot_bits);
+    layout->header.header_key = MEMO_HEADER_KEY;
+    layout->header.generation = generation;
+    layout->header.slot_bits = slot_bits;
+}
+
+__attribute__((visibility("default")))
+int backtrace_memo_init(struct backtrace_memo *memo, unsigned count)
+{
+    if (memo == NULL || count == 0 || count > MEMO_COUNT_MAX || (count & (count - 1)) != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    unsigned bits = MEMO_SLOT_BITS_DEFAULT;
+    while ((1u << (bits - MEMO_SLOT_BITS_DEFAULT)) < count)
+        bits++;
+    memo_clear((struct memo_layout *)memo, bits, rule_cache_generation());
+    return 0;
 }
 
 void walk_memo_begin(struct memo_pass *pass, struct backtrace_memo *memo)
@@ -80,11 +120,23 @@ void walk_memo_begin(struct memo_pass *pass, struct backtrace_memo *memo)
     unsigned generation = rule_cache_generation();
     struct memo_layout *layout = pass->memo;
     /* New, or a module was unloaded since: its rules may be another's. */
-    if (layout->header.magic != MEMO_MAGIC || layout->header.generation != generation) {
-        memset(layout, 0, sizeof *layout);
-        layout->header.magic = MEMO_MAGIC;
-        layout->header.generation = generation;
-    }
+    /* New (zeroed), or not one this code made. */
+    if (layout->header.header_key != MEMO_HEADER_KEY ||
+        layout->header.slot_bits < MEMO_SLOT_BITS_DEFAULT ||
+        layout->header.slot_bits > MEMO_SLOT_BITS_MAX)
+        memo_clear(layout, MEMO_SLOT_BITS_DEFAULT, generation);
+    else if (layout->header.generation != generation)
+        memo_clear(layout, layout->header.slot_bits, generation);
+}
+
+/* Whether RULE has the shape replay() steps with the fewest checks. */
+static int plain_shape(const struct simple_rule *rule)
+{
+    int32_t cfa = rule->cfa_offset;
+    return rule->cfa_register != CFI_RBP && !rule->outermost && cfa > 0 && cfa % 8 == 0 &&
+           rule->ra_offset % 8 == 0 && rule->ra_offset <= -8 && rule->ra_offset >= -cfa &&
+           (!rule->rbp_saved ||
+            (rule->rbp_offset % 8 == 0 && rule->rbp_offset <= -8 && rule->rbp_offset >= -cfa));
 }
 
 /* Keep RULE, which stepped out of the frame of KEY (or ended the walk
@@ -94,13 +146,17 @@ static void remember(struct memo_layout *layout, uintptr_t key, const struct sim
     if (rule->ra_offset < INT8_MIN || rule->ra_offset > INT8_MAX ||
         rule->rbp_offset < INT16_MIN || rule->rbp_offset > INT16_MAX)
         return;
-    struct memo_rule *slot = slot_for(layout, key);
+    struct memo_rule *slot = slot_for(layout, layout->header.slot_bits, key);
+    if (slot == rules_of(layout))
+        return; /* the header's */
     slot->key = key;
     slot->cfa_offset = rule->cfa_offset;
     slot->ra_offset = (int8_t)rule->ra_offset;
     slot->rbp_offset = (int16_t)rule->rbp_offset;
     slot->flags = (rule->cfa_register == CFI_RBP ? RULE_RBP_BASED : 0) |
                   (rule->rbp_saved ? RULE_RBP_SAVED : 0) | (rule->outermost ? RULE_OUTERMOST : 0);
+    if (!plain_shape(rule))
+        slot->flags |= RULE_GENERAL;
 }
 
 /* Step through the frames whose rules the memo has, from the registers
@@ -109,41 +165,64 @@ static void remember(struct memo_layout *layout, uintptr_t key, const struct sim
  * of a capture, with everything in locals. Stops where a step with the
  * rule would fail or needs what the memo does not have; the slow path
  * then says why. Returns how many pcs it stored; sets R->ended when the
- * frame it stopped at is the outermost one. */
+ * frame it stopped at is the outermost one.
+ *
+ * A rule of the plain shape (most frames: no RULE_* flag but
+ * RULE_RBP_SAVED) is stepped with one bounds check. From an 8-aligned
+ * stack pointer inside the range, its CFA is 8-aligned and above it, and
+ * the words it reads lie between the two: they pass every check a full
+ * step makes when the CFA's word below is in the range. Any other rule
+ * takes every check, and stops the replay where the CFA it gives is not
+ * 8-aligned, so that the next step may rely on it again. */
 static int replay(const struct memo_layout *layout, struct memo_registers *r, uintptr_t key,
                   uintptr_t low, uintptr_t span, void **buffer, int size)
 {
     uintptr_t pc = r->pc, sp = r->sp, rbp = r->rbp;
     int rbp_known = r->rbp_known, stored = 0;
+    const unsigned bits = layout->header.slot_bits;
 
+    if ((sp & 7) != 0 || sp - low > span)
+        size = 0; /* the slow path takes it */
     /* After the first step every frame is a return address: a rule kept
      * has the simple shape, which no signal frame has. */
     while (stored < size) {
-        const struct memo_rule *rule = slot_for((struct memo_layout *)layout, key);
+        const struct memo_rule *rule = slot_for(layout, bits, key);
         unsigned flags = rule->flags;
         if (rule->key != key)
             break;
-        if (flags & (RULE_OUTERMOST | RULE_RBP_BASED)) {
+        uintptr_t cfa, next_pc;
+        if ((flags & ~RULE_RBP_SAVED) == 0) {
+            cfa = sp + (uintptr_t)(intptr_t)rule->cfa_offset;
+            if (cfa - sizeof(uintptr_t) - low > span)
+                break;
+            next_pc = *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)rule->ra_offset);
+            if (next_pc == 0)
+                break;
+            if (flags & RULE_RBP_SAVED) {
+                rbp = *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)rule->rbp_offset);
+                rbp_known = 1;
+            }
+        } else {
             if (flags & RULE_OUTERMOST) {
                 r->ended = 1;
                 break;
             }
-            if (!rbp_known)
+            if ((flags & RULE_RBP_BASED) && !rbp_known)
                 break;
-        }
-        uintptr_t cfa = ((flags & RULE_RBP_BASED) ? rbp : sp) + (uintptr_t)(intptr_t)rule->cfa_offset;
-        uintptr_t at = cfa + (uintptr_t)(intptr_t)rule->ra_offset;
-        if (at - low > span || (at & 7) != 0 || cfa <= sp)
-            break;
-        uintptr_t next_pc = *(const uintptr_t *)at;
-        if (next_pc == 0)
-            break;
-        if (flags & RULE_RBP_SAVED) {
-            uintptr_t rbp_at = cfa + (uintptr_t)(intptr_t)rule->rbp_offset;
-            if (rbp_at - low > span || (rbp_at & 7) != 0)
+            cfa = ((flags & RULE_RBP_BASED) ? rbp : sp) + (uintptr_t)(intptr_t)rule->cfa_offset;
+            uintptr_t at = cfa + (uintptr_t)(intptr_t)rule->ra_offset;
+            if (at - low > span || (at & 7) != 0 || cfa <= sp || (cfa & 7) != 0)
                 break;
-            rbp = *(const uintptr_t *)rbp_at;
-            rbp_known = 1;
+            next_pc = *(const uintptr_t *)at;
+            if (next_pc == 0)
+                break;
+            if (flags & RULE_RBP_SAVED) {
+                uintptr_t rbp_at = cfa + (uintptr_t)(intptr_t)rule->rbp_offset;
+                if (rbp_at - low > span || (rbp_at & 7) != 0)
+                    break;
+                rbp = *(const uintptr_t *)rbp_at;
+                rbp_known = 1;
+            }
         }
         pc = next_pc;
         sp = cfa;

@@ -106,6 +106,7 @@ Test(options, heap_options_and_their_defaults)
     options_defaults(&options);
     cr_assert_eq(options.heap, 1);
     cr_assert_eq(options.heap_frames, 16);
+    cr_assert_eq(options.free_frames, 8);
     cr_assert_eq(options.guard, 16u);
     cr_assert_eq(options.quarantine, (size_t)4 << 20);
     cr_assert_eq(options.alloc_fill, -1);
@@ -125,9 +126,13 @@ Test(options, heap_options_and_their_defaults)
     cr_assert_eq(options.on_error, HEAP_ERROR_REPORT);
     cr_assert_eq(options_parse(&options, "free_fill=200", error, sizeof error), 0);
     cr_assert_eq(options.free_fill, 200);
+    cr_assert_eq(options_parse(&options, "free_frames=0", error, sizeof error), 0);
+    cr_assert_eq(options.free_frames, 0);
+    cr_assert_eq(options_parse(&options, "free_frames=64", error, sizeof error), 0);
+    cr_assert_eq(options.free_frames, 64);
     const char *bad[] = { "heap_frames=0", "heap_frames=65", "guard=4097", "alloc_fill=256",
                           "alloc_fill=0x100", "free_fill=0xzz", "free_fill=1k", "on_error=exit",
-                          "quarantine=-1", "heap=2" };
+                          "quarantine=-1", "heap=2", "free_frames=65", "free_frames=-1" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_assert_eq(options_parse(&options, bad[i], error, sizeof error), -EINVAL, "%s", bad[i]);
 }

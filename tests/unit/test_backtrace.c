@@ -1,6 +1,7 @@
 /* backtrace, backtrace_symbols, backtrace_symbols_fd: glibc's contract and
  * glibc's output, plus names for static functions. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <execinfo_ex.h>
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -205,6 +206,37 @@ Test(backtrace, memo_gives_the_same_traces)
     memo_via_b();
     assert_same_trace(round++);
     cr_assert_eq(with_memo[3], without_memo[3]);
+}
+
+/* backtrace_memo_init: a power of two of structs up to 64, else EINVAL
+ * with the memo untouched; a memo made by it keeps traces as they are. */
+Test(backtrace, memo_init_takes_a_power_of_two_of_structs)
+{
+    static struct backtrace_memo big[64];
+    static const unsigned refused[] = { 0, 3, 6, 48, 65, 128, 1u << 31 };
+    memset(big, 0x5a, sizeof big);
+    for (unsigned i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        errno = 0;
+        cr_assert_eq(backtrace_memo_init(big, refused[i]), -1, "count %u", refused[i]);
+        cr_assert_eq(errno, EINVAL, "count %u", refused[i]);
+    }
+    errno = 0;
+    cr_assert_eq(backtrace_memo_init(NULL, 1), -1);
+    cr_assert_eq(errno, EINVAL);
+    for (size_t i = 0; i < sizeof big; i++)
+        cr_assert_eq(((unsigned char *)big)[i], 0x5a, "byte %zu written by a refused call", i);
+    for (unsigned count = 1; count <= 64; count *= 2) {
+        cr_assert_eq(backtrace_memo_init(big, count), 0, "count %u", count);
+        void *with[64], *without[64];
+        int n = backtrace_skip_range(with, 64, NULL, NULL, big);
+        int m = backtrace_skip_range(without, 64, NULL, NULL, NULL);
+        cr_assert_eq(n, m, "count %u", count);
+        for (int i = 1; i < n; i++)
+            cr_assert_eq(with[i], without[i], "count %u, frame %d", count, i);
+        /* And again, from the rules it now holds. */
+        n = backtrace_skip_range(with, 64, NULL, NULL, big);
+        cr_assert_eq(n, m, "count %u, second capture", count);
+    }
 }
 
 /* Through a signal frame: the frame after it is an exact pc, whose rule

@@ -328,6 +328,21 @@ Test(capture_exact, random_paths)
     report("random paths", &tally);
 }
 
+/* The same with a memo of 16 structs (backtrace_memo_init), as the heap
+ * layer keeps one: 4,096 rules instead of 255. */
+static struct backtrace_memo large_memo[16];
+
+Test(capture_exact, random_paths_with_a_large_memo)
+{
+    static struct tally tally;
+    struct path_context context;
+    cr_assert_eq(backtrace_memo_init(large_memo, 16), 0);
+    init_context(&context, 0x7f4a7c159e3779b9u, large_memo, &tally, "random path, large memo");
+    while (atomic_load(&tally.compared) < 6000)
+        random_path(&context);
+    report("random paths, large memo", &tally);
+}
+
 /* ---- longjmp ------------------------------------------------------------------ */
 
 /* The leaf jumps out to a shallower level, which captures (on stack the

@@ -111,6 +111,43 @@ Test(hooks, double_free_names_both_frees_and_the_allocation, .timeout = 60)
     assert_stack_names(report, "*** freed by thread ", "(free_victim+");
 }
 
+/* The frame lines ("... [0x...]", not "    inlined: ...") of the stack
+ * under TITLE, up to the next "***". */
+static int stack_frame_count(const char *report, const char *title)
+{
+    const char *stack = strstr(report, title);
+    cr_assert_not_null(stack, "no '%s' in:\n%s", title, report);
+    int frames = 0;
+    for (const char *line = strchr(stack, '\n'); line != NULL && strncmp(line + 1, "***", 3) != 0;
+         line = strchr(line + 1, '\n')) {
+        const char *end = strchrnul(line + 1, '\n');
+        const char *address = strstr(line + 1, " [0x");
+        frames += address != NULL && address < end && strncmp(line + 1, "    inlined: ", 13) != 0;
+    }
+    return frames;
+}
+
+/* free_frames=N: the free stack has N frames (0: the call site alone);
+ * the allocation stack keeps heap_frames. */
+Test(hooks, free_frames_bounds_the_free_stack, .timeout = 60)
+{
+    static const struct {
+        const char *options;
+        int frames;
+    } cases[] = { { "free_frames=0", 1 }, { "free_frames=1", 1 }, { "free_frames=2", 2 } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        static struct child_result result;
+        run_misuse("double_free", cases[i].options, NULL, &result);
+        assert_died_by(&result, SIGABRT);
+        const char *report = heap_report(&result);
+        assert_stack_names(report, "*** freed by thread ", "(free_victim+");
+        cr_assert_eq(stack_frame_count(report, "*** freed by thread "), cases[i].frames,
+                     "%s:\n%s", cases[i].options, report);
+        cr_assert_gt(stack_frame_count(report, "*** allocated by thread "), 2, "%s:\n%s",
+                     cases[i].options, report);
+    }
+}
+
 Test(hooks, a_write_after_free_is_found_at_eviction, .timeout = 60)
 {
     static struct child_result result;
