@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "heap.h"
 #include "mtrace.h"
+#include "state.h"
 #include "execinfo_ex.h"
 #include "../base/caller_entry.h"
 
@@ -151,6 +152,8 @@ ENTERED void *calloc_entered(size_t count, size_t size, const struct backtrace_c
     /* Bionic's rule: a hook, then zeroing. The default knows which pages
      * are zero already (a 2 GiB calloc touched once stays unresident). */
     void *(*hook)(size_t, const void *) = __malloc_hook;
+    if (straight_to_glibc(hook))
+        return __libc_calloc(count, size);
     int hooked = hook != NULL && hook != default_malloc;
     const struct backtrace_caller *outer = enter(caller, hooked);
     void *pointer;
@@ -190,6 +193,11 @@ static void *traced_realloc(void *pointer, size_t size, const struct backtrace_c
 CALLER_ENTRY(realloc, realloc_entered, rdx);
 ENTERED void *realloc_entered(void *pointer, size_t size, const struct backtrace_caller *caller)
 {
+    /* As free: with heap=0 no block is ours, unless a restored state
+     * handed some over (heap_reallocate forgets them). */
+    if (__realloc_hook == NULL && !atomic_load_explicit(&mtrace_tracing, memory_order_relaxed) &&
+        !heap.recording && !state_restored())
+        return __libc_realloc(pointer, size);
     return traced_realloc(pointer, size, caller);
 }
 
