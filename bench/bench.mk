@@ -190,6 +190,13 @@ $(HEAP_BENCH_DIR)/heap_bench: bench/heap/heap_bench.c bench/timing.h bench/bench
 bench-budget: $(HEAP_BENCH_DIR)/pool $(BUILD)/libexecinfo_ex_hooks.so
 	BUILD=$(BUILD) sh bench/heap/budget.sh
 
+# Programs we did not write (bash, make -j2, g++, python's test modules)
+# whole under the hooks library (bench/heap/real_programs.py): about 3
+# minutes; not part of `make bench`.
+.PHONY: bench-real
+bench-real: $(BUILD)/libexecinfo_ex_hooks.so
+	python3 bench/heap/real_programs.py 3 $(BUILD)
+
 $(HEAP_BENCH_DIR)/pool: bench/heap/pool.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@

@@ -119,8 +119,8 @@ void walk_memo_begin(struct memo_pass *pass, struct backtrace_memo *memo)
         return;
     unsigned generation = rule_cache_generation();
     struct memo_layout *layout = pass->memo;
-    /* New, or a module was unloaded since: its rules may be another's. */
-    /* New (zeroed), or not one this code made. */
+    /* New (zeroed, or not one this code made): a memo of one struct. A
+     * module was unloaded since: its rules may be another's. */
     if (layout->header.header_key != MEMO_HEADER_KEY ||
         layout->header.slot_bits < MEMO_SLOT_BITS_DEFAULT ||
         layout->header.slot_bits > MEMO_SLOT_BITS_MAX)

@@ -328,8 +328,8 @@ Test(capture_exact, random_paths)
     report("random paths", &tally);
 }
 
-/* The same with a memo of 16 structs (backtrace_memo_init), as the heap
- * layer keeps one: 4,096 rules instead of 255. */
+/* The same with a memo of 16 structs (backtrace_memo_init; the heap
+ * layer keeps 4): 4,096 rules instead of 255. */
 static struct backtrace_memo large_memo[16];
 
 Test(capture_exact, random_paths_with_a_large_memo)
