@@ -38,6 +38,8 @@ static void usage(FILE *out)
           "freed it; then PROGRAM aborts (crash report included) unless --on-error=report.\n"
           "\n"
           "  -f, --frames=N         frames of each allocation's stack (1 to 64, default 16)\n"
+          "      --free-frames=N    frames of each free's stack (0 to 64, default 8; 0:\n"
+          "                         the freeing call site alone)\n"
           "  -g, --guard=BYTES      guard zone on each side of a block (0 to 4096,\n"
           "                         default 16)\n"
           "  -q, --quarantine=SIZE  freed bytes held back from reuse (K, M, G; default 4M;\n"
@@ -99,10 +101,11 @@ static void set_trace(const struct launch *launch, const char *file)
 /* The user's EXECINFO_EX_OPTIONS first, then the flags: the last one wins. */
 static int build_options(int argc, char **argv, struct launch *launch)
 {
-    enum { FILL = 256, ALLOC_FILL, FILL_MAX, OVERWRITE, MTRACE, MTRACE_FRAMES };
+    enum { FILL = 256, ALLOC_FILL, FILL_MAX, OVERWRITE, MTRACE, MTRACE_FRAMES, FREE_FRAMES };
     const char *short_options = "+f:g:q:e:o:jl:hV";
     static const struct option long_options[] = {
         { "frames", required_argument, NULL, 'f' },   { "guard", required_argument, NULL, 'g' },
+        { "free-frames", required_argument, NULL, FREE_FRAMES },
         { "quarantine", required_argument, NULL, 'q' }, { "fill", required_argument, NULL, FILL },
         { "alloc-fill", required_argument, NULL, ALLOC_FILL },
         { "fill-max", required_argument, NULL, FILL_MAX },
@@ -119,6 +122,7 @@ static int build_options(int argc, char **argv, struct launch *launch)
     while ((c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
         switch (c) {
         case 'f': launch_append(launch, "heap_frames", optarg); break;
+        case FREE_FRAMES: launch_append(launch, "free_frames", optarg); break;
         case 'g': launch_append(launch, "guard", optarg); break;
         case 'q': launch_append(launch, "quarantine", optarg); break;
         case FILL: launch_append(launch, "free_fill", optarg); break;

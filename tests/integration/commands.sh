@@ -124,9 +124,9 @@ fi
 
 # The flags become the library's options, in order, after the inherited
 # ones; the installed library is preloaded.
-run_heap heap_compose -f 8 -g 32 -q 1M --fill 0xaa --alloc-fill 7 --fill-max 1K -e report \
+run_heap heap_compose -f 8 --free-frames 3 -g 32 -q 1M --fill 0xaa --alloc-fill 7 --fill-max 1K -e report \
     --overwrite -o r.txt sh -c 'echo "$EXECINFO_EX_OPTIONS"; echo "$LD_PRELOAD"'
-want_options="heap_frames=8:guard=32:quarantine=1M:free_fill=0xaa:alloc_fill=7:fill_max=1K:on_error=report:overwrite=1:report=$tmp/cwd/r.txt"
+want_options="heap_frames=8:free_frames=3:guard=32:quarantine=1M:free_fill=0xaa:alloc_fill=7:fill_max=1K:on_error=report:overwrite=1:report=$tmp/cwd/r.txt"
 if [ "$(sed -n 1p "$tmp/out/heap_compose.out")" = "$want_options" ] &&
     [ "$(sed -n 2p "$tmp/out/heap_compose.out")" = "$prefix/lib/libexecinfo_ex_hooks.so.0" ]; then
     ok "execinfo_ex_heap flags: EXECINFO_EX_OPTIONS=$want_options, LD_PRELOAD=<prefix>/lib/libexecinfo_ex_hooks.so.0"
@@ -143,6 +143,14 @@ if [ "$(cat "$tmp/out/heap_bad_guard.status")" = 2 ] && ! grep -q ran "$tmp/out/
 else
     not_ok "execinfo_ex_heap -g 5000: refused, status 2, the program not run"
     show "$tmp/out/heap_bad_guard.err"
+fi
+run_heap heap_bad_free_frames --free-frames=65 sh -c 'echo ran'
+if [ "$(cat "$tmp/out/heap_bad_free_frames.status")" = 2 ] && ! grep -q ran "$tmp/out/heap_bad_free_frames.out" &&
+    grep -q "^execinfo_ex_heap: .*bad value '65' for option 'free_frames'" "$tmp/out/heap_bad_free_frames.err"; then
+    ok "execinfo_ex_heap --free-frames=65: refused, status 2, the program not run"
+else
+    not_ok "execinfo_ex_heap --free-frames=65: refused, status 2, the program not run"
+    show "$tmp/out/heap_bad_free_frames.err"
 fi
 heap_status=0
 (cd "$tmp/cwd" && EXECINFO_EX_OPTIONS=heap=0 timeout 20 "$heap_tool" sh -c 'echo ran') \
