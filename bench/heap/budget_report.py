@@ -30,7 +30,7 @@ PARTS = [
                          "block_finish_free", "heap_check_block", "block_guards_damaged",
                          "block_fill_changed", "block_real_size", "block_front", "block_resize"],
      False),
-    ("quarantine", ["quarantine_push"], False),
+    ("quarantine", ["quarantine_push_batched", "quarantine_push"], False),
     ("eviction", ["evict"], True),  # an older block: its checks, its removal, glibc's free
     ("glibc", ["malloc", "free", "calloc", "realloc", "memalign", "__libc_malloc", "__libc_free",
                "__libc_calloc", "__libc_memalign", "_int_malloc", "_int_free", "memset",
@@ -43,18 +43,20 @@ PART_NOTES = {
     "depot": "heap_capture less the walk: recent-stacks cache, stack_depot_put, thread id",
     "block set": "block_set_insert / _contains / _remove",
     "guards and fill": "block header, guards, fill and their checks",
-    "quarantine": "quarantine_push, less the evictions it makes",
+    "quarantine": "quarantine_push_batched (the thread's batch, then the shared ring), less the evictions it makes",
     "eviction": "evict: an older block leaves the quarantine (checks, set removal, glibc free)",
     "glibc": "glibc's malloc / free / memset called directly",
 }
 
 FUNCTIONS = ["malloc", "free", "heap_allocate", "allocate_recorded", "heap_release",
-             "heap_capture", "backtrace_skip_range", "backtrace_from_caller", "walk_from_here", "walk_memo_replay_run",
-             "walk_memo_step", "stack_walk_step", "stack_walk_begin", "walk_memo_begin",
-             "walk_memo_end", "stack_depot_put", "block_set_insert", "block_set_contains",
+             "release_recorded", "heap_capture", "backtrace_from_caller",
+             "walk_memo_replay_caller", "backtrace_skip_range", "walk_from_here",
+             "stack_walk_step", "stack_walk_begin_caller", "stack_depot_hash",
+             "stack_depot_put_hashed", "block_set_insert", "block_set_contains",
              "block_set_remove", "block_prepare", "block_fill", "block_read", "block_claim_free",
              "block_finish_free", "heap_check_block", "block_guards_damaged",
-             "block_fill_changed", "quarantine_push", "evict", "__libc_malloc", "__libc_free"]
+             "block_fill_changed", "quarantine_push_batched", "quarantine_push", "evict",
+             "__libc_malloc", "__libc_free"]
 
 ENTRIES = ["malloc", "free"]
 COMPRESSED = re.compile(r"\((\d+)\)(?: (.*))?$")

@@ -47,8 +47,15 @@ static inline int heap_ready(void)
     return heap_ready_slow();
 }
 
-/* The calling thread's kernel id, cached; forgotten in a fork child. */
-uint32_t heap_thread_id(void);
+/* The calling thread's kernel id, cached; forgotten in a fork child.
+ * Inline: every allocation and free records it. */
+extern __thread uint32_t heap_cached_thread_id __attribute__((tls_model("initial-exec")));
+uint32_t heap_thread_id_slow(void);
+static inline uint32_t heap_thread_id(void)
+{
+    uint32_t id = heap_cached_thread_id;
+    return __builtin_expect(id != 0, 1) ? id : heap_thread_id_slow();
+}
 void heap_forget_thread_id(void);
 
 /* The stack of the calling code (frames of this library skipped), with the

@@ -13,18 +13,17 @@ struct heap_state heap;
 __thread int heap_busy __attribute__((tls_model("initial-exec")));
 __thread const struct backtrace_caller *heap_caller __attribute__((tls_model("initial-exec")));
 
-static __thread uint32_t cached_thread_id __attribute__((tls_model("initial-exec")));
+__thread uint32_t heap_cached_thread_id __attribute__((tls_model("initial-exec")));
 
 void heap_forget_thread_id(void)
 {
-    cached_thread_id = 0;
+    heap_cached_thread_id = 0;
 }
 
-uint32_t heap_thread_id(void)
+uint32_t heap_thread_id_slow(void)
 {
-    if (cached_thread_id == 0)
-        cached_thread_id = (uint32_t)gettid();
-    return cached_thread_id;
+    heap_cached_thread_id = (uint32_t)gettid();
+    return heap_cached_thread_id;
 }
 
 int heap_stack_frames(stack_id id, uint32_t *thread, void **frames, int capacity)

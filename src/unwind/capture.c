@@ -177,7 +177,6 @@ int backtrace_from_caller(void **buffer, int size, const struct backtrace_caller
     buffer[0] = (void *)caller->return_address;
     if (size == 1)
         return 1; /* heap_frames=1: the caller's call site alone */
-    int saved_errno = errno;
     const struct memo_registers start = {
         .pc = (uintptr_t)caller->return_address, .sp = (uintptr_t)caller->stack_pointer,
         .rbp = (uintptr_t)caller->rbp, .rbp_known = 1,
@@ -187,12 +186,15 @@ int backtrace_from_caller(void **buffer, int size, const struct backtrace_caller
     struct memo_registers r = start;
     int count = 1 + walk_memo_replay_caller(memo, &r, buffer + 1, size - 1);
     if (!r.ended && count < size) {
+        /* Only a step may set errno (reading a module's tables); the
+         * replay does not, and a known stack needs no save. */
+        int saved_errno = errno;
         count += walk_on(&walk, &r, rbx, count - 1, buffer + count, size - count, memo);
         if (walk.needs_full_walk)
             count = 1 + walk_on(&walk, &start, rbx, WALK_FROM_CFI_ALONE, buffer + 1, size - 1,
                                 NULL);
+        errno = saved_errno;
     }
-    errno = saved_errno;
     return count;
 }
 

@@ -12,11 +12,6 @@
 struct rule_cache_slot rule_cache_slots[RULE_CACHE_SLOTS];
 atomic_uint rule_cache_current_generation = 1;
 
-unsigned rule_cache_generation(void)
-{
-    return atomic_load_explicit(&rule_cache_current_generation, memory_order_acquire);
-}
-
 void rule_cache_store(uintptr_t pc, const struct simple_rule *rule, unsigned generation)
 {
     struct rule_cache_slot *slot = rule_cache_slot_for(pc);

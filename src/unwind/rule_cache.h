@@ -69,7 +69,10 @@ static inline int rule_cache_find(uintptr_t pc, struct simple_rule *rule)
 
 /* The current generation: read it before looking a rule up, so that a
  * rule found before an invalidation is not stored as a new one. */
-unsigned rule_cache_generation(void);
+static inline unsigned rule_cache_generation(void)
+{
+    return atomic_load_explicit(&rule_cache_current_generation, memory_order_acquire);
+}
 
 /* Remember the rule for PC, found in GENERATION; gives up rather than wait
  * if the slot is being written (by another thread or by the code this

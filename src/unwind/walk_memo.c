@@ -81,12 +81,17 @@ static struct memo_rule *rules_of(struct memo_layout *layout)
     return (struct memo_rule *)layout;
 }
 
-/* The slot of KEY in a memo of 2^BITS slots (slot 0, the header, is no
- * key's: a key that lands there is never kept). */
-static struct memo_rule *slot_for(const struct memo_layout *layout, unsigned bits, uintptr_t key)
+/* The slot of KEY in a memo of 2^BITS slots: its low bits. Return
+ * addresses are spread over their low bits (a function's calls sit at
+ * unrelated offsets); a multiplicative hash spread them no better on
+ * CPython (more misses, not fewer) and cost a multiply on a path whose
+ * every cycle counts. Slot 0, the header, is no key's: a key that lands
+ * there is never kept. */
+static inline __attribute__((always_inline)) const struct memo_rule *
+slot_for(const struct memo_layout *layout, unsigned bits, uintptr_t key)
 {
-    unsigned slot = (unsigned)(((uint64_t)key * 0x9e3779b97f4a7c15u) >> (64 - bits));
-    return &rules_of((struct memo_layout *)layout)[slot];
+    uintptr_t offset = (key << 4) & ((sizeof(struct memo_rule) << bits) - 1);
+    return (const struct memo_rule *)((const char *)layout + offset);
 }
 
 /* Every rule empty, a memo of 2^SLOT_BITS slots. */
@@ -112,21 +117,35 @@ int backtrace_memo_init(struct backtrace_memo *memo, unsigned count)
     return 0;
 }
 
-void walk_memo_begin(struct memo_pass *pass, struct backtrace_memo *memo)
+/* Whether LAYOUT is a memo this code made, of this generation of the
+ * rule cache: the one test of every capture's hot path. */
+static inline __attribute__((always_inline)) int memo_ready(const struct memo_layout *layout)
 {
-    pass->memo = (struct memo_layout *)memo;
-    if (memo == NULL)
-        return;
+    const struct memo_header *header = &layout->header;
+    return header->header_key == MEMO_HEADER_KEY &&
+           header->slot_bits - MEMO_SLOT_BITS_DEFAULT <= MEMO_SLOT_BITS_MAX - MEMO_SLOT_BITS_DEFAULT &&
+           header->generation == rule_cache_generation();
+}
+
+/* Make LAYOUT ready: new (zeroed, or not one this code made), a memo of
+ * one struct; a module was unloaded since, emptied (its rules may be
+ * another's). */
+static void memo_make_ready(struct memo_layout *layout)
+{
     unsigned generation = rule_cache_generation();
-    struct memo_layout *layout = pass->memo;
-    /* New (zeroed, or not one this code made): a memo of one struct. A
-     * module was unloaded since: its rules may be another's. */
     if (layout->header.header_key != MEMO_HEADER_KEY ||
         layout->header.slot_bits < MEMO_SLOT_BITS_DEFAULT ||
         layout->header.slot_bits > MEMO_SLOT_BITS_MAX)
         memo_clear(layout, MEMO_SLOT_BITS_DEFAULT, generation);
-    else if (layout->header.generation != generation)
+    else
         memo_clear(layout, layout->header.slot_bits, generation);
+}
+
+void walk_memo_begin(struct memo_pass *pass, struct backtrace_memo *memo)
+{
+    pass->memo = (struct memo_layout *)memo;
+    if (memo != NULL && !memo_ready(pass->memo))
+        memo_make_ready(pass->memo);
 }
 
 /* Whether RULE has the shape replay() steps with the fewest checks. */
@@ -146,7 +165,8 @@ static void remember(struct memo_layout *layout, uintptr_t key, const struct sim
     if (rule->ra_offset < INT8_MIN || rule->ra_offset > INT8_MAX ||
         rule->rbp_offset < INT16_MIN || rule->rbp_offset > INT16_MAX)
         return;
-    struct memo_rule *slot = slot_for(layout, layout->header.slot_bits, key);
+    struct memo_rule *slot =
+        (struct memo_rule *)slot_for(layout, layout->header.slot_bits, key);
     if (slot == rules_of(layout))
         return; /* the header's */
     slot->key = key;
@@ -174,26 +194,31 @@ static void remember(struct memo_layout *layout, uintptr_t key, const struct sim
  * step makes when the CFA's word below is in the range. Any other rule
  * takes every check, and stops the replay where the CFA it gives is not
  * 8-aligned, so that the next step may rely on it again. */
-static int replay(const struct memo_layout *layout, struct memo_registers *r, uintptr_t key,
-                  uintptr_t low, uintptr_t span, void **buffer, int size)
+static inline __attribute__((always_inline)) int
+replay(const struct memo_layout *layout, struct memo_registers *r, uintptr_t key, uintptr_t low,
+       uintptr_t span, void **buffer, int size)
 {
     uintptr_t pc = r->pc, sp = r->sp, rbp = r->rbp;
-    int rbp_known = r->rbp_known, stored = 0;
+    int rbp_known = r->rbp_known;
     const unsigned bits = layout->header.slot_bits;
+    /* A plain rule's CFA is in range when the word below it is: when
+     * cfa - 8 lies in [low, low + span], that is cfa - cfa_low <= span. */
+    const uintptr_t cfa_low = low + sizeof(uintptr_t);
+    void **out = buffer, **end = buffer + size;
 
     if ((sp & 7) != 0 || sp - low > span)
-        size = 0; /* the slow path takes it */
+        end = buffer; /* the slow path takes it */
     /* After the first step every frame is a return address: a rule kept
      * has the simple shape, which no signal frame has. */
-    while (stored < size) {
+    while (out < end) {
         const struct memo_rule *rule = slot_for(layout, bits, key);
-        unsigned flags = rule->flags;
         if (rule->key != key)
             break;
+        unsigned flags = rule->flags;
         uintptr_t cfa, next_pc;
         if ((flags & ~RULE_RBP_SAVED) == 0) {
             cfa = sp + (uintptr_t)(intptr_t)rule->cfa_offset;
-            if (cfa - sizeof(uintptr_t) - low > span)
+            if (cfa - cfa_low > span)
                 break;
             next_pc = *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)rule->ra_offset);
             if (next_pc == 0)
@@ -227,13 +252,13 @@ static int replay(const struct memo_layout *layout, struct memo_registers *r, ui
         pc = next_pc;
         sp = cfa;
         key = pc;
-        buffer[stored++] = (void *)pc;
+        *out++ = (void *)pc;
     }
     r->pc = pc;
     r->sp = sp;
     r->rbp = rbp;
     r->rbp_known = rbp_known;
-    return stored;
+    return (int)(out - buffer);
 }
 
 /* [low, low + span]: where a word may be read at once. If RANGE is
@@ -277,15 +302,16 @@ static int run_known(struct memo_layout *layout, struct stack_walk *walk, void *
 int walk_memo_replay_caller(struct backtrace_memo *memo, struct memo_registers *r,
                             void **buffer, int size)
 {
-    struct memo_pass pass;
     struct memory_range stack;
     r->ended = 0;
     if (memo == NULL || !stack_walk_thread_stack(r->sp, &stack))
         return 0;
-    walk_memo_begin(&pass, memo);
+    struct memo_layout *layout = (struct memo_layout *)memo;
+    if (!memo_ready(layout))
+        memo_make_ready(layout);
     uintptr_t low, span;
     readable_words(stack, &low, &span);
-    return replay(pass.memo, r, r->pc, low, span, buffer, size);
+    return replay(layout, r, r->pc, low, span, buffer, size);
 }
 
 int walk_memo_next(struct memo_pass *pass, struct stack_walk *walk, void **buffer, int size)
