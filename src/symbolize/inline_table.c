@@ -38,7 +38,7 @@ struct origin_names {
 };
 
 /* The call files already interned, by their index in the unit's file
- * table (INLINE_NONE + 1: not yet). */
+ * table (NOT_YET: not looked up yet). */
 struct call_files {
     uint32_t *names;
     size_t count;
