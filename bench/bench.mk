@@ -247,7 +247,24 @@ $(BENCH_DIR)/inline_cost_cxx: bench/index_cost_helper.c bench/timing.h $(INLINE_
 
 bench-inline: $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx
 	python3 bench/inline_cost.py 11 $^
-.PHONY: bench-inline
+
+# The issue's target is against the index build "today's" when it was
+# filed: the same C++ program linked with the static library of commit
+# INLINE_BEFORE_COMMIT (built in a temporary git worktree, which needs the
+# repository's history), run in the same rotation as the C++ rows.
+INLINE_BEFORE_COMMIT := cb43479
+INLINE_BEFORE_TREE := $(BENCH_DIR)/before_issue_15
+$(BENCH_DIR)/inline_cost_cxx_before: $(BENCH_DIR)/inline_cost_cxx
+	rm -rf $(INLINE_BEFORE_TREE) && git worktree prune
+	git worktree add --detach $(INLINE_BEFORE_TREE) $(INLINE_BEFORE_COMMIT)
+	$(MAKE) -C $(INLINE_BEFORE_TREE) -s build/libexecinfo_ex.a
+	$(firstword $(CXX)) -O2 -g $<.helper.o $(INLINE_GEN_OBJECTS) -o $@ \
+		$(INLINE_BEFORE_TREE)/build/libexecinfo_ex.a $(DEP_LIBS)
+	git worktree remove --force $(INLINE_BEFORE_TREE)
+
+bench-inline-before: $(BENCH_DIR)/inline_cost_cxx $(BENCH_DIR)/inline_cost_cxx_before
+	python3 bench/inline_cost.py 21 --before $(BENCH_DIR)/inline_cost_cxx_before $(BENCH_DIR)/inline_cost_cxx
+.PHONY: bench-inline bench-inline-before
 .PRECIOUS: $(INLINE_GEN_DIR)/gen_%.cpp
 
 # ---- demangled names in the index (issue 15) ------------------------------

@@ -3,7 +3,7 @@
 build time and memory with the inlined calls and the demangled names on
 and off (inlines=0|1, demangle=0|1; both 0 is the index as it was before).
 
-    inline_cost.py [RUNS] HELPER...
+    inline_cost.py [RUNS] [--before BEFORE_HELPER] HELPER...
 
 Each HELPER is bench/index_cost_helper.c linked with the code to measure
 (`make bench-inline` builds two: the -O2 test fixture
@@ -16,7 +16,13 @@ Prints the medians of RUNS (default 11) runs:
   build: the index built at load (every module's symbols, the main
          executable's lines and inlined calls), index_cost_helper's load_ns
   mapped: the bytes the index mapped (all modules)
-  maxrss: the process's peak resident set (getrusage of the child)."""
+  maxrss: the process's peak resident set (getrusage of the child).
+
+--before: the same C++ program linked with the library as it was before
+issue 15 (`make bench-inline-before` builds it from commit cb43479, the
+issue's "today's"); it runs in the same rotation as the last HELPER, with
+index_cache=0 only (it has no inlines= or demangle=), and the table gets
+a row for it and a column against it."""
 import os
 import statistics
 import subprocess
@@ -26,9 +32,13 @@ import sys
 SETTINGS = ((0, 0), (1, 0), (0, 1), (1, 1))  # (inlines, demangle)
 
 
+BEFORE = "before issue 15"
+
+
 def run(helper, setting):
     env = dict(os.environ)
-    env["EXECINFO_EX_OPTIONS"] = "index_cache=0:inlines=%d:demangle=%d" % setting
+    env["EXECINFO_EX_OPTIONS"] = "index_cache=0" if setting == BEFORE else \
+        "index_cache=0:inlines=%d:demangle=%d" % setting
     process = subprocess.Popen([helper], env=env, stdout=subprocess.PIPE)
     output = process.stdout.read().decode()
     _, status, usage = os.wait4(process.pid, 0)
@@ -41,25 +51,40 @@ def run(helper, setting):
 def main():
     args = sys.argv[1:]
     runs = 11
+    before = None
     if args and args[0].isdigit():
         runs = int(args.pop(0))
-    print("| program | inlines | demangle | build at load (ms) | vs both off | mapped (KiB) | vs both off | peak RSS (KiB) | line rows |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    if len(args) > 1 and args[0] == "--before":
+        before = args[1]
+        args = args[2:]
+    print("| program | inlines | demangle | build at load (ms) | vs both off |%s mapped (KiB) | vs both off | peak RSS (KiB) | line rows |"
+          % (" vs before issue 15 |" if before else ""))
+    print("| --- | --- | --- | --- | --- |%s --- | --- | --- | --- |" % (" --- |" if before else ""))
     for helper in args:
-        samples = {setting: [] for setting in SETTINGS}
+        settings = list(SETTINGS)
+        if before and helper == args[-1]:
+            settings.append(BEFORE)
+        samples = {setting: [] for setting in settings}
         for i in range(runs):
-            for k in range(len(SETTINGS)):
-                setting = SETTINGS[(i + k) % len(SETTINGS)]
-                samples[setting].append(run(helper, setting))
+            for k in range(len(settings)):
+                setting = settings[(i + k) % len(settings)]
+                samples[setting].append(run(before if setting == BEFORE else helper, setting))
         base_build = statistics.median(x[0] for x in samples[(0, 0)])
         base_mapped = statistics.median(x[1] for x in samples[(0, 0)])
-        for setting in SETTINGS:
+        before_build = statistics.median(x[0] for x in samples[BEFORE]) if BEFORE in samples else None
+        for setting in settings:
             s = samples[setting]
             build = statistics.median(x[0] for x in s)
             mapped = statistics.median(x[1] for x in s)
-            print("| %s | %d | %d | %.2f | %.2fx | %.1f | %.2fx | %d | %d |" % (
-                os.path.basename(helper), setting[0], setting[1], build / 1e6,
-                build / base_build, mapped / 1024.0, mapped / base_mapped,
+            name, inlines, demangle = os.path.basename(helper), str(setting[0]), str(setting[1])
+            if setting == BEFORE:
+                name, inlines, demangle = name + " (" + BEFORE + ")", "-", "-"
+            against = ""
+            if before:
+                against = " %.2fx |" % (build / before_build) if before_build else " |"
+            print("| %s | %s | %s | %.2f | %.2fx |%s %.1f | %.2fx | %d | %d |" % (
+                name, inlines, demangle, build / 1e6, build / base_build, against,
+                mapped / 1024.0, mapped / base_mapped,
                 statistics.median(x[3] for x in s), s[0][2]))
 
 

@@ -231,16 +231,17 @@ Test(elf, truncated_files_fall_back_cleanly)
 }
 
 /* A control byte in a symbol name (an escape sequence, a newline that would
- * split a frame's line) is stored as '?'. */
+ * split a frame's line, DEL) is stored as '?': in the first, the second
+ * and the last word of the name (names are copied a word at a time). */
 Test(elf, control_bytes_in_names_become_question_marks)
 {
     uint64_t helper = symbol_value("lib.so", "fixture_static_helper");
-    run("perl -pi -e 's/fixture_static_helper/fixture\\x1bstatic\\nhelper/g' lib.so");
+    run("perl -pi -e 's/fixture_static_helper/fixture\\x1bstatic\\nhel\\x7fer/g' lib.so");
     struct module_info module = module_for("lib.so", NULL, 0);
     size_t line_bytes;
     const struct module_data *data = module_data_build(&module, 1 << 20, &line_bytes);
     cr_assert_not_null(data);
-    cr_assert_str_eq(name_at(data, helper + 2), "fixture?static?helper");
+    cr_assert_str_eq(name_at(data, helper + 2), "fixture?static?hel?er");
 }
 
 /* A string section without its final NUL (.debug_line_str, which the
