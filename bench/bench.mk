@@ -38,8 +38,14 @@ HEAP_BENCH_PROGRAMS := $(HEAP_BENCH_DIR)/heap_bench $(HEAP_BENCH_DIR)/churn \
 DLOPEN_BENCH_PROGRAMS := $(BENCH_DIR)/dlopen_bench $(BENCH_DIR)/dlopen_many_helper \
 	$(BENCH_DIR)/many/module199.so
 
+# The same C++ program built by clang, where clang++ is installed: clang
+# puts no DW_AT_sibling in its DWARF, so libdw steps through every DIE of
+# a subtree to find the DIE after it (docs/PERFORMANCE.md).
+INLINE_CLANGXX := $(shell command -v clang++ 2>/dev/null)
+INLINE_CLANG_PROGRAMS := $(if $(INLINE_CLANGXX),$(BENCH_DIR)/inline_cost_cxx_clang)
+
 bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $(DLOPEN_BENCH_PROGRAMS) \
-	$(BENCH_DIR)/load_cost $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx $(DEMANGLE_BENCH_PROGRAMS)
+	$(BENCH_DIR)/load_cost $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx $(INLINE_CLANG_PROGRAMS) $(DEMANGLE_BENCH_PROGRAMS)
 	$(BENCH_DIR)/bench
 	$(DEMANGLE_BENCH_RUN)
 	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD)
@@ -48,7 +54,8 @@ bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $
 	@echo "== execinfo_ex_leaks on generated traces of 1,000,000 events"
 	sh tools/leaks/bench_leaks.sh 1000000 $(BUILD)/bin/execinfo_ex_leaks
 	@echo "== the index with inlines=1 against inlines=0 (issue 15)"
-	python3 bench/inline_cost.py 11 $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx
+	python3 bench/inline_cost.py 11 $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx \
+		$(INLINE_CLANG_PROGRAMS)
 
 $(BENCH_DIR)/obj/%.o: bench/%.c $(BENCH_HEADERS)
 	@mkdir -p $(dir $@)
@@ -245,7 +252,15 @@ $(BENCH_DIR)/inline_cost_cxx: bench/index_cost_helper.c bench/timing.h $(INLINE_
 	$(CC) $(BENCH_CFLAGS) -c bench/index_cost_helper.c -o $@.helper.o
 	$(firstword $(CXX)) -O2 -g $@.helper.o $(INLINE_GEN_OBJECTS) -o $@ $(STATIC) $(DEP_LIBS)
 
-bench-inline: $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx
+INLINE_CLANG_OBJECTS := $(patsubst %,$(INLINE_GEN_DIR)/clang_%.o,0 1 2 3 entry)
+
+$(INLINE_GEN_DIR)/clang_%.o: $(INLINE_GEN_DIR)/gen_%.cpp
+	$(INLINE_CLANGXX) -O2 -g -c $< -o $@
+
+$(BENCH_DIR)/inline_cost_cxx_clang: $(BENCH_DIR)/inline_cost_cxx $(INLINE_CLANG_OBJECTS)
+	$(INLINE_CLANGXX) -O2 -g $<.helper.o $(INLINE_CLANG_OBJECTS) -o $@ $(STATIC) $(DEP_LIBS)
+
+bench-inline: $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx $(INLINE_CLANG_PROGRAMS)
 	python3 bench/inline_cost.py 11 $^
 
 # The issue's target is against the index build "today's" when it was

@@ -18,6 +18,12 @@ Prints the medians of RUNS (default 11) runs:
   mapped: the bytes the index mapped (all modules)
   maxrss: the process's peak resident set (getrusage of the child).
 
+Every run is pinned to one CPU (BENCH_CPU, else the lowest this process
+may use): on the 2-core virtual machine of docs/PERFORMANCE.md one CPU ran
+the same build 30-35% slower than the other (which one changed within the
+hour), so unpinned runs fell in two groups and a median could land in
+either. Compare ratios within one run, not times across runs.
+
 --before: the same C++ program linked with the library as it was before
 issue 15 (`make bench-inline-before` builds it from commit cb43479, the
 issue's "today's"); it runs in the same rotation as the last HELPER, with
@@ -33,13 +39,15 @@ SETTINGS = ((0, 0), (1, 0), (0, 1), (1, 1))  # (inlines, demangle)
 
 
 BEFORE = "before issue 15"
+CPU = int(os.environ.get("BENCH_CPU", min(os.sched_getaffinity(0))))
 
 
 def run(helper, setting):
     env = dict(os.environ)
     env["EXECINFO_EX_OPTIONS"] = "index_cache=0" if setting == BEFORE else \
         "index_cache=0:inlines=%d:demangle=%d" % setting
-    process = subprocess.Popen([helper], env=env, stdout=subprocess.PIPE)
+    process = subprocess.Popen([helper], env=env, stdout=subprocess.PIPE,
+                               preexec_fn=lambda: os.sched_setaffinity(0, {CPU}))
     output = process.stdout.read().decode()
     _, status, usage = os.wait4(process.pid, 0)
     if status != 0:
@@ -57,6 +65,7 @@ def main():
     if len(args) > 1 and args[0] == "--before":
         before = args[1]
         args = args[2:]
+    print("Runs pinned to CPU %d." % CPU)
     print("| program | inlines | demangle | build at load (ms) | vs both off |%s mapped (KiB) | vs both off | peak RSS (KiB) | line rows |"
           % (" vs before issue 15 |" if before else ""))
     print("| --- | --- | --- | --- | --- |%s --- | --- | --- | --- |" % (" --- |" if before else ""))
