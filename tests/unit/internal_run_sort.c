@@ -77,65 +77,78 @@ static void check_sorted(const uint64_t *keys, const uint32_t *positions, size_t
     free(seen);
 }
 
+/* How a test reaches its items: MAKE writes item I (KEY, from position
+ * I), READ gives one back and checks that its other bytes moved with it. */
+struct item_kind {
+    size_t size;
+    int (*compare)(const void *, const void *);
+    void (*make)(void *item, uint64_t key, uint32_t position);
+    void (*read)(const void *item, uint64_t *key, uint32_t *position);
+};
+
+static void make_item(void *to, uint64_t key, uint32_t position)
+{
+    *(struct item *)to = (struct item){ key, position, { 0 } };
+}
+
+static void read_item(const void *from, uint64_t *key, uint32_t *position)
+{
+    const struct item *item = from;
+    *key = item->key;
+    *position = item->position;
+}
+
+static void make_wide_item(void *to, uint64_t key, uint32_t position)
+{
+    *(struct wide_item *)to = (struct wide_item){ { key, position, { 0 } }, position };
+}
+
+static void read_wide_item(const void *from, uint64_t *key, uint32_t *position)
+{
+    const struct wide_item *item = from;
+    read_item(&item->item, key, position);
+    cr_assert_eq(item->more, *position, "the item moved whole");
+}
+
+static void make_narrow_item(void *to, uint64_t key, uint32_t position)
+{
+    *(struct narrow_item *)to = (struct narrow_item){ (uint32_t)key, position, position * 7 };
+}
+
+static void read_narrow_item(const void *from, uint64_t *key, uint32_t *position)
+{
+    const struct narrow_item *item = from;
+    *key = item->key;
+    *position = item->position;
+    cr_assert_eq(item->filler, *position * 7, "the item moved whole");
+}
+
+static const struct item_kind items_24 = { sizeof(struct item), by_key, make_item, read_item };
+static const struct item_kind items_32 = { sizeof(struct wide_item), by_key, make_wide_item,
+                                           read_wide_item };
+static const struct item_kind items_12 = { sizeof(struct narrow_item), by_narrow_key,
+                                           make_narrow_item, read_narrow_item };
+
+static void sort_kind(const struct item_kind *kind, enum shape shape, size_t count)
+{
+    char *items = calloc(count + 1, kind->size);
+    uint64_t *keys = calloc(count + 1, sizeof *keys);
+    uint32_t *positions = calloc(count + 1, sizeof *positions);
+    cr_assert(items && keys && positions);
+    for (size_t i = 0; i < count; i++)
+        kind->make(items + i * kind->size, key_for(shape, i, count), (uint32_t)i);
+    run_sort(items, count, kind->size, kind->compare);
+    for (size_t i = 0; i < count; i++)
+        kind->read(items + i * kind->size, &keys[i], &positions[i]);
+    check_sorted(keys, positions, count);
+    free(items);
+    free(keys);
+    free(positions);
+}
+
 static void sort_items(enum shape shape, size_t count)
 {
-    struct item *items = calloc(count + 1, sizeof *items);
-    uint64_t *keys = calloc(count + 1, sizeof *keys);
-    uint32_t *positions = calloc(count + 1, sizeof *positions);
-    cr_assert(items && keys && positions);
-    for (size_t i = 0; i < count; i++)
-        items[i] = (struct item){ key_for(shape, i, count), (uint32_t)i, { 0 } };
-    run_sort(items, count, sizeof *items, by_key);
-    for (size_t i = 0; i < count; i++) {
-        keys[i] = items[i].key;
-        positions[i] = items[i].position;
-    }
-    check_sorted(keys, positions, count);
-    free(items);
-    free(keys);
-    free(positions);
-}
-
-static void sort_wide_items(enum shape shape, size_t count)
-{
-    struct wide_item *items = calloc(count + 1, sizeof *items);
-    uint64_t *keys = calloc(count + 1, sizeof *keys);
-    uint32_t *positions = calloc(count + 1, sizeof *positions);
-    cr_assert(items && keys && positions);
-    cr_assert_eq(sizeof *items, 32);
-    for (size_t i = 0; i < count; i++)
-        items[i] = (struct wide_item){ { key_for(shape, i, count), (uint32_t)i, { 0 } }, i };
-    run_sort(items, count, sizeof *items, by_key);
-    for (size_t i = 0; i < count; i++) {
-        keys[i] = items[i].item.key;
-        positions[i] = items[i].item.position;
-        cr_assert_eq(items[i].more, positions[i], "the item moved whole");
-    }
-    check_sorted(keys, positions, count);
-    free(items);
-    free(keys);
-    free(positions);
-}
-
-static void sort_narrow_items(enum shape shape, size_t count)
-{
-    struct narrow_item *items = calloc(count + 1, sizeof *items);
-    uint64_t *keys = calloc(count + 1, sizeof *keys);
-    uint32_t *positions = calloc(count + 1, sizeof *positions);
-    cr_assert(items && keys && positions);
-    for (size_t i = 0; i < count; i++)
-        items[i] = (struct narrow_item){ (uint32_t)key_for(shape, i, count), (uint32_t)i,
-                                         (uint32_t)i * 7 };
-    run_sort(items, count, sizeof *items, by_narrow_key);
-    for (size_t i = 0; i < count; i++) {
-        keys[i] = items[i].key;
-        positions[i] = items[i].position;
-        cr_assert_eq(items[i].filler, positions[i] * 7, "the item moved whole");
-    }
-    check_sorted(keys, positions, count);
-    free(items);
-    free(keys);
-    free(positions);
+    sort_kind(&items_24, shape, count);
 }
 
 static const size_t counts[] = { 0, 1, 2, 3, 7, 64, 1000, 20011 };
@@ -172,13 +185,14 @@ Test(run_sort, many_equal_keys_keep_their_order)
 
 Test(run_sort, items_of_32_bytes)
 {
-    EACH_COUNT(sort_wide_items(RANDOM, count); sort_wide_items(FEW_RUNS, count);
-               sort_wide_items(FEW_KEYS, count));
+    cr_assert_eq(sizeof(struct wide_item), 32);
+    EACH_COUNT(sort_kind(&items_32, RANDOM, count); sort_kind(&items_32, FEW_RUNS, count);
+               sort_kind(&items_32, FEW_KEYS, count));
 }
 
 Test(run_sort, items_of_other_sizes)
 {
     cr_assert_eq(sizeof(struct narrow_item), 12);
-    EACH_COUNT(sort_narrow_items(RANDOM, count); sort_narrow_items(SHORT_RUNS, count);
-               sort_narrow_items(FEW_KEYS, count));
+    EACH_COUNT(sort_kind(&items_12, RANDOM, count); sort_kind(&items_12, SHORT_RUNS, count);
+               sort_kind(&items_12, FEW_KEYS, count));
 }
