@@ -38,11 +38,23 @@ static void collect_identity(struct crash_facts *facts)
     }
 }
 
+int crash_copy_context(ucontext_t *copy, const ucontext_t *ucontext)
+{
+    memcpy(copy, ucontext, sizeof *copy);
+    if (ucontext->uc_mcontext.fpregs == NULL)
+        return 0;
+    memcpy(&copy->__fpregs_mem, ucontext->uc_mcontext.fpregs, sizeof copy->__fpregs_mem);
+    copy->uc_mcontext.fpregs = &copy->__fpregs_mem;
+    return 1;
+}
+
 static void collect_registers(struct crash_facts *facts, const ucontext_t *context)
 {
     for (int i = 0; i < CRASH_REGISTERS; i++)
         facts->registers[i] = (uintptr_t)context->uc_mcontext.gregs[register_index[i]];
     facts->have_registers = 1;
+    facts->have_float_state = crash_copy_context(&facts->context, context);
+    facts->have_context = 1;
 }
 
 /* An int3 (0xcc, one byte) reports the pc after itself, which may already

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <signal.h>
 #include <sys/types.h>
+#include <ucontext.h>
 
 #define CRASH_FRAMES_MAX 256
 #define CRASH_REGISTERS 18   /* rax..r15, rip, eflags */
@@ -52,10 +53,21 @@ struct crash_facts {
     int frame_count;
     int have_registers;
     uintptr_t registers[CRASH_REGISTERS];
+    /* The whole interrupted context, for the minidump: a copy of the
+     * handler's ucontext with uc_mcontext.fpregs pointing at this copy's
+     * __fpregs_mem (have_float_state: the kernel gave them). */
+    int have_context;
+    int have_float_state;
+    ucontext_t context;
 };
 
 /* The register names, in the order of crash_facts.registers. */
 extern const char *const crash_register_names[CRASH_REGISTERS];
+
+/* Copy UCONTEXT into *COPY, its floating-point state too, with the copy's
+ * fpregs pointing into itself. Returns whether there was a floating-point
+ * state to copy. Signal-safe. */
+int crash_copy_context(ucontext_t *copy, const ucontext_t *ucontext);
 
 /* Fill FACTS for signal SIGNO with INFO and the handler's UCONTEXT,
  * walking at most FRAMES frames. Signal-safe. */
