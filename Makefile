@@ -54,7 +54,17 @@ SIGNAL_SAFE_SOURCES := \
 	src/fatal/report_text.c \
 	src/fatal/report_json.c \
 	src/fatal/handler.c \
-	src/fatal/handler_config.c
+	src/fatal/handler_config.c \
+	src/fatal/report_text_threads.c \
+	src/fatal/report_json_threads.c \
+	src/fatal/report_destination.c \
+	src/fatal/report_deliver.c \
+	src/base/path_pattern.c \
+	src/threads/thread_words.c \
+	src/threads/thread_list.c \
+	src/threads/thread_proc.c \
+	src/threads/thread_request.c \
+	src/threads/thread_gather.c
 # The hook layer's part of it (in libexecinfo_ex_hooks.so).
 HOOKS_SIGNAL_SAFE_SOURCES := \
 	src/hooks/block.c \
@@ -66,6 +76,7 @@ HOOKS_SIGNAL_SAFE_SOURCES := \
 NORMAL_SOURCES := \
 	src/base/environment.c \
 	src/fatal/install.c \
+	src/fatal/dump.c \
 	src/fatal/alternate_stack.c \
 	src/base/array_grow.c \
 	src/base/run_sort.c \

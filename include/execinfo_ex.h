@@ -166,6 +166,19 @@ void backtrace_print_fd(void *const *buffer, int size, int flags, int fd);
  * Not AS-Safe (builds the index). MT-Safe. */
 int backtrace_install_fatal_handler(const char *options);
 
+/* Write a report of every thread of the process to FD, as the crash
+ * report lists them (the calling thread first, from its caller, then the
+ * others by tid, each stopped while the report is written), and return:
+ * the program runs on. FLAGS: 0 for text, BACKTRACE_DUMP_JSON for JSON.
+ * The options threads=, threads_timeout_ms=, frames=, modules= and
+ * registers= are the installed handler's, else EXECINFO_EX_OPTIONS's.
+ * Returns how many threads were written, or -1 with errno EBADF (FD < 0),
+ * EINVAL (unknown flags), EBUSY (another dump is being written) or the
+ * write's error. AS-Safe once the fatal handler is installed (before, its
+ * first call reads the options and builds the index). MT-Safe. */
+#define BACKTRACE_DUMP_JSON 1
+int backtrace_dump_threads(int fd, unsigned flags);
+
 /* The report's format, as the crash callback sees it. */
 #define BACKTRACE_REPORT_TEXT 0
 #define BACKTRACE_REPORT_JSON 1

@@ -30,6 +30,8 @@ void options_defaults(struct options *options)
     options->format = REPORT_TEXT;
     options->frames = 64;
     options->modules = 1;
+    options->threads = 1024;
+    options->threads_timeout_ms = 1000;
     options->heap = 1;
     options->heap_frames = 16;
     options->free_frames = 8;
@@ -262,32 +264,62 @@ static int parse_report(struct options *o, const char *value, size_t length)
     return 0;
 }
 
-/* SEGV,BUS,... (names without SIG, or numbers); "default" for the set. */
+/* "RTMIN+N" / "RTMAX-N", as kill -l writes them. */
+static int parse_realtime(const char *name)
+{
+    int base, sign;
+    if (strncmp(name, "RTMIN", 5) == 0)
+        base = SIGRTMIN, sign = 1;
+    else if (strncmp(name, "RTMAX", 5) == 0)
+        base = SIGRTMAX, sign = -1;
+    else
+        return -EINVAL;
+    size_t offset = 0;
+    if (name[5] != '\0') {
+        if (name[5] != (sign > 0 ? '+' : '-') ||
+            options_parse_size(name + 6, strlen(name + 6), &offset) < 0 || name[6] > '9')
+            return -EINVAL;
+    }
+    int number = base + sign * (int)offset;
+    return number >= SIGRTMIN && number <= SIGRTMAX ? number : -EINVAL;
+}
+
+int options_parse_signal(const char *text, size_t length)
+{
+    char name[16];
+    if (length == 0 || length >= sizeof name)
+        return -EINVAL;
+    memcpy(name, text, length);
+    name[length] = '\0';
+    const char *bare = strncmp(name, "SIG", 3) == 0 ? name + 3 : name;
+    for (int n = 1; n < 64; n++) {
+        const char *abbreviation = sigabbrev_np(n);
+        if (abbreviation != NULL && strcmp(abbreviation, bare) == 0)
+            return n;
+    }
+    int realtime = parse_realtime(bare);
+    if (realtime > 0)
+        return realtime;
+    size_t numeric;
+    if (bare == name && options_parse_size(name, length, &numeric) == 0 && name[length - 1] <= '9' &&
+        numeric > 0 && numeric < 64)
+        return (int)numeric;
+    return -EINVAL;
+}
+
+/* SEGV,BUS,... (names with or without SIG, or numbers); "default" for
+ * the set. */
 static int parse_signals(struct options *o, const char *value, size_t length)
 {
     uint64_t set = 0;
     while (length > 0) {
         const char *comma = memchr(value, ',', length);
         size_t item = comma ? (size_t)(comma - value) : length;
-        char name[16];
-        int number = 0;
-        if (item == 0 || item >= sizeof name)
-            return -EINVAL;
-        memcpy(name, value, item);
-        name[item] = '\0';
-        if (strcmp(name, "default") == 0) {
+        if (item == 7 && memcmp(value, "default", 7) == 0) {
             set |= options_default_signals();
         } else {
-            for (int n = 1; n < 64 && number == 0; n++) {
-                const char *abbreviation = sigabbrev_np(n);
-                if (abbreviation != NULL && strcmp(abbreviation, name) == 0)
-                    number = n;
-            }
-            size_t numeric;
-            if (number == 0 && options_parse_size(name, item, &numeric) == 0 && numeric > 0 &&
-                numeric < 64)
-                number = (int)numeric;
-            if (number == 0 || number == SIGKILL || number == SIGSTOP)
+            int number = options_parse_signal(value, item);
+            if (number < 0 || number == SIGKILL || number == SIGSTOP)
                 return -EINVAL;
             set |= SIGNAL_BIT(number);
         }
@@ -303,6 +335,39 @@ static int parse_signals(struct options *o, const char *value, size_t length)
     if (set == 0)
         return -EINVAL;
     o->signals = set;
+    return 0;
+}
+
+static int parse_threads(struct options *o, const char *value, size_t length)
+{
+    size_t threads;
+    if (parse_bounded(value, length, 1, 16384, &threads) < 0)
+        return -EINVAL;
+    o->threads = (int)threads;
+    return 0;
+}
+
+static int parse_threads_timeout(struct options *o, const char *value, size_t length)
+{
+    size_t milliseconds;
+    if (parse_bounded(value, length, 1, 60000, &milliseconds) < 0)
+        return -EINVAL;
+    o->threads_timeout_ms = (int)milliseconds;
+    return 0;
+}
+
+/* A signal to dump on and run on: not one that cannot be caught, and
+ * not 61, on which the threads answer (src/threads/thread_request.h). */
+static int parse_dump_signal(struct options *o, const char *value, size_t length)
+{
+    if (length == 1 && value[0] == '0') {
+        o->dump_signal = 0;
+        return 0;
+    }
+    int number = options_parse_signal(value, length);
+    if (number < 0 || number == SIGKILL || number == SIGSTOP || number == 61)
+        return -EINVAL;
+    o->dump_signal = number;
     return 0;
 }
 
@@ -323,6 +388,8 @@ static const struct {
     { "alloc_fill", parse_alloc_fill }, { "free_fill", parse_free_fill },
     { "fill_max", parse_fill_max },   { "on_error", parse_on_error },
     { "mtrace_frames", parse_mtrace_frames }, { "exit_check", parse_exit_check },
+    { "threads", parse_threads },     { "threads_timeout_ms", parse_threads_timeout },
+    { "dump_signal", parse_dump_signal },
 };
 
 #define KNOWN_COUNT (sizeof known_options / sizeof known_options[0])

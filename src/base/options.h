@@ -29,6 +29,10 @@ struct options {
     int frames;               /* frames=1..256; default 64 */
     int registers;            /* registers=0|1 */
     int modules;              /* modules=0|1; default 1 */
+    int threads;              /* threads=1..16384: threads walked, the reporting one
+                                 included; default 1024 */
+    int threads_timeout_ms;   /* threads_timeout_ms=1..60000: the gathering's deadline; 1000 */
+    int dump_signal;          /* dump_signal=SIG: a dump of every thread, and run on; 0: none */
     /* heap hook layer (libexecinfo_ex_hooks.so; the core library ignores these) */
     int heap;                 /* heap=0|1: record allocations; 0 is a pure pass-through */
     int heap_frames;          /* heap_frames=1..64: stack depth per allocation; default 16 */
@@ -53,6 +57,10 @@ void options_defaults(struct options *options);
  * ERROR_SIZE) and returns -EINVAL; options parsed before it are kept.
  * Normal world. */
 int options_parse(struct options *options, const char *text, char *error, size_t error_size);
+
+/* A signal by name, with or without SIG (SIGQUIT, QUIT, RTMIN+2), or by
+ * number (1..63). Returns it, or -EINVAL. Normal world. */
+int options_parse_signal(const char *text, size_t length);
 
 /* Parse a size with an optional K, M or G suffix. Returns 0 or -EINVAL. */
 int options_parse_size(const char *text, size_t length, size_t *out);

@@ -105,3 +105,21 @@ void crash_collect(struct crash_facts *facts, int signo, const siginfo_t *info,
         collect_registers(facts, ucontext);
     }
 }
+
+void crash_collect_here(struct crash_facts *facts, const ucontext_t *context, int frames, int skip)
+{
+    memset(facts, 0, sizeof *facts);
+    facts->kind = REPORT_DUMP_CALL;
+    collect_identity(facts);
+    if (frames > CRASH_FRAMES_MAX)
+        frames = CRASH_FRAMES_MAX;
+    /* Frame 0 is this function's caller's own call of it: SKIP more drop
+     * the library's frames above the public function. */
+    int count = capture_backtrace_kinds(facts->frames, facts->frame_exact, frames);
+    skip = skip + 1 < count ? skip + 1 : count;
+    memmove(facts->frames, facts->frames + skip, (size_t)(count - skip) * sizeof facts->frames[0]);
+    memmove(facts->frame_exact, facts->frame_exact + skip, (size_t)(count - skip));
+    facts->frame_count = count - skip;
+    if (context != NULL)
+        collect_registers(facts, context);
+}

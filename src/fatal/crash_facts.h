@@ -26,7 +26,15 @@ struct crash_operand {
     unsigned hints;           /* CRASH_HINT_* */
 };
 
+/* What the report is of. */
+enum report_kind {
+    REPORT_CRASH,           /* a fatal signal */
+    REPORT_DUMP_SIGNAL,     /* dump_signal=: a dump, and the program runs on */
+    REPORT_DUMP_CALL,       /* backtrace_dump_threads(): frames from its caller */
+};
+
 struct crash_facts {
+    enum report_kind kind;
     int signo;
     int have_info;            /* 0: the kernel gave no siginfo (no SA_SIGINFO) */
     int code;
@@ -73,6 +81,12 @@ int crash_copy_context(ucontext_t *copy, const ucontext_t *ucontext);
  * walking at most FRAMES frames. Signal-safe. */
 void crash_collect(struct crash_facts *facts, int signo, const siginfo_t *info,
                    const void *ucontext, int frames);
+
+/* Fill FACTS for a dump called from normal code: the trace of the
+ * caller, SKIP frames above this function's own caller dropped, and
+ * CONTEXT's registers (may be NULL). Signal-safe. */
+void crash_collect_here(struct crash_facts *facts, const ucontext_t *context, int frames,
+                        int skip);
 
 /* For a fault without address (SI_KERNEL), after crash_collect: mark it
  * unknown and look for hints, from the registers and the faulting

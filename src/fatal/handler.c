@@ -15,11 +15,9 @@
 #define _GNU_SOURCE
 #include "handler.h"
 #include "crash_facts.h"
-#include "report.h"
+#include "report_deliver.h"
 #include "signal_frame.h"
-#include "../base/report_file.h"
-#include "../base/text_out.h"
-#include "../symbolize/index.h"
+#include "../threads/thread_request.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +37,7 @@ static atomic_int original_signal;
 static atomic_int report_in_progress;
 static atomic_uint reports_written;
 static struct crash_facts facts;         /* static: an alternate stack is small */
+static struct thread_set threads;
 static char output_buffer[4096];
 
 static void call_callback(const struct handler_view *view, int fd, int signo,
@@ -53,72 +52,32 @@ static void call_callback(const struct handler_view *view, int fd, int signo,
             callbacks->added[i](fd, format, signo, info, ucontext, callbacks->added_context[i]);
 }
 
-/* An existing file is written only if it is plainly ours: a regular file
- * we own with no other name (report_file_open checks). Otherwise
- * report=/some/log with overwrite=1 could be turned, by a hard link, into
- * a write over someone's file. Never a FIFO or a device: the open does
- * not wait, and what is not a regular file sends the report to stderr. */
-static int open_destination(const struct options *options)
-{
-    if (options->report[0] == '\0')
-        return STDERR_FILENO;
-    int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_APPEND;
-    if (!options->overwrite)
-        flags |= O_EXCL;
-    int fd = report_file_open(options->report, flags, options->overwrite);
-    if (fd >= 0 && options->overwrite) {
-        if (ftruncate(fd, 0) != 0 || fchmod(fd, 0600) != 0) {
-            close(fd);
-            fd = -1;
-        }
-    }
-    return fd >= 0 ? fd : STDERR_FILENO; /* a report on stderr beats none */
-}
+struct callback_call {
+    const struct handler_view *view;
+    int signo;
+    const siginfo_t *info;
+    const void *ucontext;
+};
 
-/* Once a write to the report file fails (a full disk, RLIMIT_FSIZE), the
- * rest of the report goes to stderr, after this line. */
-static void announce_fallback(int fd, int error, const void *path)
+static void call_callbacks(int fd, void *opaque)
 {
-    char buffer[OPTIONS_PATH_MAX + 128];
-    struct text_out out;
-    text_out_init_fd(&out, fd, buffer, sizeof buffer);
-    text_out_string(&out, "*** execinfo_ex: writing the report to ");
-    text_out_string(&out, path);
-    text_out_string(&out, " failed (errno ");
-    text_out_decimal(&out, (uint64_t)(error < 0 ? -error : error));
-    text_out_string(&out, "); the rest of the report follows\n");
-    text_out_flush(&out);
+    const struct callback_call *call = opaque;
+    call_callback(call->view, fd, call->signo, call->info, call->ucontext);
 }
 
 static void write_report(const struct handler_view *view, int signo, const siginfo_t *info,
                          const void *ucontext)
 {
     const struct options *options = &view->options;
-    struct report_settings settings = { options->registers, options->modules };
-    struct text_out out;
-
+    struct callback_call call = { view, signo, info, ucontext };
+    struct report_request request = {
+        .options = options, .fd = -1, .json = options->format == REPORT_JSON,
+        .middle = call_callbacks, .context = &call,
+        .threads = &threads, .buffer = output_buffer, .buffer_size = sizeof output_buffer,
+    };
     crash_collect(&facts, signo, info, ucontext, options->frames);
     crash_collect_fault_hints(&facts, options->free_fill);
-    int fd = open_destination(options);
-    text_out_init_fd(&out, fd, output_buffer, sizeof output_buffer);
-    if (fd != STDERR_FILENO)
-        text_out_set_fallback(&out, STDERR_FILENO, announce_fallback, options->report);
-    const struct index_snapshot *snapshot = index_acquire();
-    if (options->format == REPORT_JSON)
-        report_json(&out, &facts, snapshot, &settings);
-    else
-        report_text(&out, &facts, snapshot, &settings);
-    index_release();
-    text_out_flush(&out);
-    /* The callbacks write to whichever is in use now. */
-    call_callback(view, out.fd, signo, info, ucontext);
-    if (options->format == REPORT_JSON)
-        report_json_end(&out);
-    else
-        report_text_end(&out);
-    text_out_flush(&out);
-    if (fd != STDERR_FILENO)
-        close(fd);
+    report_deliver(&facts, &request);
 }
 
 static void set_default_action(int signo)
@@ -260,7 +219,10 @@ void fatal_signal_handler(int signo, siginfo_t *info, void *ucontext)
     } else if (expected == self && atomic_load(&report_in_progress)) {
         die_now_by_first_signal(); /* a fault inside the report */
     } else {
+        /* Asked for its context meanwhile, it gives the crash's. */
+        thread_request_note_crash(signo, ucontext);
         wait_for_reporter(written_before);
+        thread_request_forget_crash();
     }
     /* The previous handler sees the errno of the interrupted code. */
     errno = saved_errno;

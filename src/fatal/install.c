@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "execinfo_ex.h"
 #include "alternate_stack.h"
+#include "dump.h"
 #include "handler.h"
 #include "../base/environment.h"
 #include "../base/fd_write.h"
@@ -25,7 +26,8 @@ static struct handler_config staged;   /* the installer's copy, under install_lo
 
 static int is_ours(const struct sigaction *action)
 {
-    return (action->sa_flags & SA_SIGINFO) && action->sa_sigaction == fatal_signal_handler;
+    return (action->sa_flags & SA_SIGINFO) && (action->sa_sigaction == fatal_signal_handler ||
+                                               action->sa_sigaction == dump_signal_handler);
 }
 
 /* The previous action is published before ours goes in, so that a signal
@@ -49,7 +51,9 @@ static void install_signal(int signo, const struct sigaction *ours)
     staged.installed |= (uint64_t)1 << signo;
 }
 
-static void install_signals(uint64_t signals)
+/* The fatal signals, and the dump signal (which is not one of them even
+ * if signals= names it too). */
+static void install_signals(uint64_t signals, int dump_signal)
 {
     struct sigaction ours;
     memset(&ours, 0, sizeof ours);
@@ -57,8 +61,12 @@ static void install_signals(uint64_t signals)
     ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigemptyset(&ours.sa_mask);
     for (int signo = 1; signo < HANDLER_SIGNALS - 1; signo++)
-        if (signals & ((uint64_t)1 << signo))
+        if ((signals & ((uint64_t)1 << signo)) && signo != dump_signal)
             install_signal(signo, &ours);
+    if (dump_signal > 0) {
+        ours.sa_sigaction = dump_signal_handler;
+        install_signal(dump_signal, &ours);
+    }
 }
 
 static void report_bad_options(const char *error)
@@ -90,7 +98,7 @@ int backtrace_install_fatal_handler(const char *options)
     alternate_stack_for_new_threads(1);
     staged.options = parsed;
     handler_config_publish(&staged);
-    install_signals(parsed.signals);
+    install_signals(parsed.signals, parsed.dump_signal);
     pthread_mutex_unlock(&install_lock);
     return 0;
 }

@@ -8,7 +8,7 @@
 #include "../symbolize/frame_json.h"
 #include "../symbolize/lookup.h"
 
-#define MODULES_MAX 32
+#define MODULES_MAX 64
 
 static void json_hint_kinds(struct text_out *out, uintptr_t value, unsigned hints)
 {
@@ -57,10 +57,15 @@ static void json_header(struct text_out *out, const struct crash_facts *facts)
     char time[32];
     json_key(out, "format", 1);
     json_string(out, "execinfo_ex crash report 1");
+    json_key(out, "kind", 0);
+    json_string(out, facts->kind == REPORT_CRASH ? "crash" : "dump");
     json_key(out, "signal", 0);
-    json_signed(out, facts->signo);
+    if (facts->kind == REPORT_DUMP_CALL)
+        text_out_string(out, "null");
+    else
+        json_signed(out, facts->signo);
     json_key(out, "signal_name", 0);
-    json_string(out, signal_name(facts->signo));
+    json_string(out, facts->kind == REPORT_DUMP_CALL ? NULL : signal_name(facts->signo));
     json_key(out, "code", 0);
     if (facts->have_info)
         json_signed(out, facts->code);
@@ -109,11 +114,11 @@ static void json_frames(struct text_out *out, const struct crash_facts *facts,
 }
 
 static void json_modules(struct text_out *out, const struct crash_facts *facts,
-                         const struct index_snapshot *snapshot)
+                         const struct thread_set *threads, const struct index_snapshot *snapshot)
 {
     static const char digits[] = "0123456789abcdef";
     const struct index_module *modules[MODULES_MAX];
-    int count = report_trace_modules(facts, snapshot, modules, MODULES_MAX);
+    int count = report_trace_modules(facts, threads, snapshot, modules, MODULES_MAX);
     json_key(out, "modules", 0);
     text_out_char(out, '[');
     for (int i = 0; i < count; i++) {
@@ -155,16 +160,19 @@ static void json_registers(struct text_out *out, const struct crash_facts *facts
 }
 
 void report_json(struct text_out *out, const struct crash_facts *facts,
-                 const struct index_snapshot *snapshot, const struct report_settings *settings)
+                 const struct thread_set *threads, const struct index_snapshot *snapshot,
+                 const struct report_settings *settings)
 {
     text_out_char(out, '{');
     json_header(out, facts);
     text_out_end_line(out);
     json_frames(out, facts, snapshot);
     if (settings->modules)
-        json_modules(out, facts, snapshot);
+        json_modules(out, facts, threads, snapshot);
     if (settings->registers && facts->have_registers)
         json_registers(out, facts);
+    if (threads != NULL)
+        report_json_threads(out, facts, threads, snapshot);
 }
 
 void report_json_end(struct text_out *out)

@@ -6,20 +6,30 @@
 #include "../symbolize/frame_format.h"
 #include "../symbolize/lookup.h"
 
-#define MODULES_MAX 32
+#define MODULES_MAX 64
 
-int report_trace_modules(const struct crash_facts *facts, const struct index_snapshot *snapshot,
-                         const struct index_module **modules, int capacity)
+static int add_modules(void *const *frames, int frame_count, const struct index_snapshot *snapshot,
+                       const struct index_module **modules, int count, int capacity)
 {
-    int count = 0;
-    for (int i = 0; i < facts->frame_count; i++) {
-        const struct index_module *module = lookup_module(snapshot, (uintptr_t)facts->frames[i]);
+    for (int i = 0; i < frame_count; i++) {
+        const struct index_module *module = lookup_module(snapshot, (uintptr_t)frames[i]);
         int seen = module == NULL;
         for (int j = 0; j < count && !seen; j++)
             seen = modules[j] == module;
         if (!seen && count < capacity)
             modules[count++] = module;
     }
+    return count;
+}
+
+int report_trace_modules(const struct crash_facts *facts, const struct thread_set *threads,
+                         const struct index_snapshot *snapshot,
+                         const struct index_module **modules, int capacity)
+{
+    int count = add_modules(facts->frames, facts->frame_count, snapshot, modules, 0, capacity);
+    for (int t = 0; threads != NULL && t < threads->count; t++)
+        count = add_modules(threads->threads[t].frames, threads->threads[t].frame_count, snapshot,
+                            modules, count, capacity);
     return count;
 }
 
@@ -66,15 +76,25 @@ static void text_signal_origin(struct text_out *out, const struct crash_facts *f
     }
 }
 
-static void text_header(struct text_out *out, const struct crash_facts *facts)
+static void text_headline(struct text_out *out, const struct crash_facts *facts)
 {
-    char time[32];
-    text_out_string(out, "*** execinfo_ex: fatal signal ");
+    if (facts->kind == REPORT_DUMP_CALL) {
+        text_out_string(out, "*** execinfo_ex: thread dump (backtrace_dump_threads)");
+        return;
+    }
+    text_out_string(out, facts->kind == REPORT_DUMP_SIGNAL ? "*** execinfo_ex: thread dump on signal "
+                                                           : "*** execinfo_ex: fatal signal ");
     text_out_decimal(out, (uint64_t)facts->signo);
     text_out_string(out, " (");
     put_name_or_number(out, signal_name(facts->signo));
     text_out_char(out, ')');
     text_signal_origin(out, facts);
+}
+
+static void text_header(struct text_out *out, const struct crash_facts *facts)
+{
+    char time[32];
+    text_headline(out, facts);
     text_out_string(out, "\n*** pid ");
     text_out_decimal(out, (uint64_t)facts->pid);
     text_out_string(out, ", thread ");
@@ -90,17 +110,13 @@ static void text_header(struct text_out *out, const struct crash_facts *facts)
     text_out_end_line(out);
 }
 
-static void text_frames(struct text_out *out, const struct crash_facts *facts,
-                        const struct index_snapshot *snapshot)
+void report_text_frames(struct text_out *out, void *const *frames, const unsigned char *exact,
+                        int count, const struct index_snapshot *snapshot)
 {
     struct frame_location location;
-    text_out_string(out, "*** backtrace (");
-    text_out_decimal(out, (uint64_t)facts->frame_count);
-    text_out_string(out, " frames, the faulting instruction first):\n");
-    for (int i = 0; i < facts->frame_count; i++) {
-        uintptr_t address = (uintptr_t)facts->frames[i];
-        lookup_frame(snapshot, address, lookup_naming_address(address, facts->frame_exact[i]), 1,
-                     &location);
+    for (int i = 0; i < count; i++) {
+        uintptr_t address = (uintptr_t)frames[i];
+        lookup_frame(snapshot, address, lookup_naming_address(address, exact[i]), 1, &location);
         frame_format_inlined(out, &location);
         text_out_char(out, '#');
         text_out_decimal(out, (uint64_t)i);
@@ -110,6 +126,20 @@ static void text_frames(struct text_out *out, const struct crash_facts *facts,
         text_out_char(out, '\n');
         text_out_end_line(out);
     }
+}
+
+static void text_frames(struct text_out *out, const struct crash_facts *facts,
+                        const struct index_snapshot *snapshot)
+{
+    static const char *const first[] = {
+        [REPORT_CRASH] = " frames, the faulting instruction first):\n",
+        [REPORT_DUMP_SIGNAL] = " frames, the interrupted instruction first):\n",
+        [REPORT_DUMP_CALL] = " frames, the caller of backtrace_dump_threads first):\n",
+    };
+    text_out_string(out, "*** backtrace (");
+    text_out_decimal(out, (uint64_t)facts->frame_count);
+    text_out_string(out, first[facts->kind]);
+    report_text_frames(out, facts->frames, facts->frame_exact, facts->frame_count, snapshot);
 }
 
 static void put_build_id(struct text_out *out, const struct index_module *module)
@@ -122,10 +152,10 @@ static void put_build_id(struct text_out *out, const struct index_module *module
 }
 
 static void text_modules(struct text_out *out, const struct crash_facts *facts,
-                         const struct index_snapshot *snapshot)
+                         const struct thread_set *threads, const struct index_snapshot *snapshot)
 {
     const struct index_module *modules[MODULES_MAX];
-    int count = report_trace_modules(facts, snapshot, modules, MODULES_MAX);
+    int count = report_trace_modules(facts, threads, snapshot, modules, MODULES_MAX);
     text_out_string(out, "*** modules of the trace:\n");
     for (int i = 0; i < count; i++) {
         text_out_string(out, "  ");
@@ -227,16 +257,19 @@ static void text_fault_hints(struct text_out *out, const struct crash_facts *fac
 }
 
 void report_text(struct text_out *out, const struct crash_facts *facts,
-                 const struct index_snapshot *snapshot, const struct report_settings *settings)
+                 const struct thread_set *threads, const struct index_snapshot *snapshot,
+                 const struct report_settings *settings)
 {
     text_header(out, facts);
     if (facts->address_unknown)
         text_fault_hints(out, facts);
     text_frames(out, facts, snapshot);
     if (settings->modules)
-        text_modules(out, facts, snapshot);
+        text_modules(out, facts, threads, snapshot);
     if (settings->registers && facts->have_registers)
         text_registers(out, facts);
+    if (threads != NULL)
+        report_text_threads(out, threads, snapshot);
 }
 
 void report_text_end(struct text_out *out)

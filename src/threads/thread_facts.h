@@ -11,6 +11,7 @@
 
 #define THREAD_FRAMES_MAX 256
 #define THREAD_NAME_MAX 16        /* the kernel's comm, with its NUL */
+#define THREADS_CAP_MAX 16384     /* threads=: the most a gathering reads */
 
 /* How the gathering went for one thread. The words of thread_outcome_words
  * are fixed: tests and tools match them. */
@@ -27,6 +28,7 @@ struct thread_facts {
     char name[THREAD_NAME_MAX];
     char state;                   /* /proc/self/task/TID/stat: R S D T t Z X, '?' unknown */
     enum thread_outcome outcome;
+    int blocks_all;               /* THREAD_BLOCKS_SIGNALS: every signal, not only ours */
     int crashed_signo;            /* it was handling a fatal signal of its own: the signal */
     /* Its registers where it was interrupted (THREAD_READ): a copy of the
      * ucontext its handler got, with uc_mcontext.fpregs pointing at this

@@ -203,6 +203,27 @@ int backtrace_from_caller(void **buffer, int size, const struct backtrace_caller
 __attribute__((visibility("default"), alias("capture_backtrace")))
 int backtrace(void **buffer, int size);
 
+int capture_registers_kinds(void **buffer, unsigned char *exact, int size, uintptr_t pc,
+                            uintptr_t sp)
+{
+    int saved_errno = errno;
+    struct stack_walk walk;
+    int count = 0;
+
+    if (size <= 0 || buffer == NULL)
+        return 0;
+    stack_walk_begin(&walk, pc, sp, 0);
+    walk.known &= ~(1u << CFI_RBP); /* not shown: a rule that needs it ends the walk */
+    walk.no_cache = 1;
+    do {
+        if (exact != NULL)
+            exact[count] = (unsigned char)walk.pc_is_exact;
+        buffer[count++] = (void *)walk.registers[CFI_RETURN_ADDRESS];
+    } while (count < size && stack_walk_step(&walk) > 0);
+    errno = saved_errno;
+    return count;
+}
+
 int capture_ucontext_kinds(void **buffer, unsigned char *exact, int size, const void *ucontext)
 {
     int saved_errno = errno;

@@ -1,0 +1,32 @@
+/* report_deliver.h: one report (a crash's, or a dump's), from collected
+ * facts to its destination, with every other thread gathered and held
+ * still while it is written. */
+#ifndef EXECINFO_EX_REPORT_DELIVER_H
+#define EXECINFO_EX_REPORT_DELIVER_H
+
+#include <stddef.h>
+
+#include "crash_facts.h"
+#include "../base/options.h"
+#include "../threads/thread_facts.h"
+
+struct report_request {
+    const struct options *options;
+    int fd;                 /* the destination; -1: report= (or stderr) */
+    int json;               /* JSON rather than text */
+    /* Called after the report's own part, with the fd in use (the crash
+     * callbacks), if not NULL. */
+    void (*middle)(int fd, void *context);
+    void *context;
+    /* The caller's storage: a crash and a dump may be written at once. */
+    struct thread_set *threads;
+    char *buffer;
+    size_t buffer_size;
+};
+
+/* Gather the other threads (threads= above 1), write the report, let
+ * the threads go on. Returns how many threads the report holds, or a
+ * negative errno if nothing could be written. Signal-safe. */
+int report_deliver(const struct crash_facts *facts, const struct report_request *request);
+
+#endif

@@ -1,0 +1,177 @@
+/* thread_gather.c: list the threads, ask each for its context, wait for
+ * the answers within one deadline, and say why of every thread that gave
+ * none.
+ * World: signal-safe (thread_list, thread_proc, thread_request).
+ *
+ * Whatever happens, the gathering ends at its deadline: a thread in
+ * uninterruptible sleep (a vfork parent), one stopped by a tracer, one
+ * that blocks the request signal costs at most the deadline, once for all
+ * of them. Those that block it are found early from their status file,
+ * so that they do not cost the whole deadline. */
+#define _GNU_SOURCE
+#include "thread_gather.h"
+#include "thread_list.h"
+#include "thread_proc.h"
+#include "thread_request.h"
+#include "../unwind/capture.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+/* When to look for the threads that block the signal, if not all have
+ * answered: a thread that can answer has answered well before. */
+#define BLOCKED_CHECK_NS (5 * 1000 * 1000)
+/* How long an answered thread waits for release beyond the deadline. */
+#define PARK_AFTER_DEADLINE_MS 10000
+
+static atomic_int gathering;   /* 1 while a gathering is under way */
+
+static void set_empty(struct thread_set *set, const struct gather_settings *settings, int error)
+{
+    memset(set, 0, sizeof *set);
+    set->cap = settings->cap;
+    set->timeout_ms = settings->timeout_ms;
+    set->not_gathered = error;
+}
+
+/* Name and state before it is asked: what it was doing, not its wait in
+ * our handler. One whose stat is gone has exited. */
+static void describe(struct thread_facts *facts, pid_t tid)
+{
+    memset(facts, 0, offsetof(struct thread_facts, context));
+    facts->tid = tid;
+    facts->frame_count = 0;
+    facts->have_syscall = 0;
+    if (thread_proc_stat(tid, facts->name, &facts->state) < 0) {
+        facts->state = '?';
+        facts->outcome = THREAD_EXITED;
+    } else {
+        facts->outcome = THREAD_NO_ANSWER;
+    }
+}
+
+/* Ask every thread still there; returns how many were asked. */
+static int ask_all(struct thread_set *set, unsigned char *asked)
+{
+    int count = 0;
+    for (int i = 0; i < set->count; i++) {
+        asked[i] = 0;
+        if (set->threads[i].outcome == THREAD_EXITED)
+            continue;
+        int error = thread_request_send(i);
+        if (error == 0) {
+            asked[i] = 1;
+            count++;
+        } else {
+            set->threads[i].outcome = error == -ESRCH ? THREAD_EXITED : THREAD_NOT_STOPPED;
+        }
+    }
+    return count;
+}
+
+/* Threads asked and silent that block the signal, or have gone: no use
+ * waiting for them. Returns how many answers may still come. */
+static int drop_hopeless(struct thread_set *set, const unsigned char *asked, int expected)
+{
+    for (int i = 0; i < set->count; i++) {
+        struct thread_facts *facts = &set->threads[i];
+        if (!asked[i] || thread_request_answered(i) || facts->outcome != THREAD_NO_ANSWER)
+            continue;
+        int blocks = thread_proc_blocks(facts->tid, THREAD_REQUEST_SIGNAL);
+        if (blocks > 0) {
+            facts->outcome = THREAD_BLOCKS_SIGNALS;
+            facts->blocks_all = blocks == 2;
+            expected--;
+        } else if (blocks == -ENOENT) {
+            facts->outcome = THREAD_EXITED;
+            expected--;
+        }
+    }
+    return expected;
+}
+
+/* For a thread that gave no answer: where the kernel shows it blocked,
+ * its stack pointer and pc, and the walk from them (enough where each
+ * caller's frame is found from the stack pointer, as in most code). */
+static void read_silent_thread(struct thread_facts *facts, int frames)
+{
+    if (facts->outcome == THREAD_EXITED)
+        return;
+    long number;
+    uintptr_t sp, pc;
+    if (thread_proc_syscall(facts->tid, &number, &sp, &pc) < 0) {
+        if (facts->outcome == THREAD_NO_ANSWER && thread_proc_stat(facts->tid, facts->name,
+                                                                   &facts->state) == -ENOENT)
+            facts->outcome = THREAD_EXITED;
+        return;
+    }
+    facts->have_syscall = 1;
+    facts->syscall = number;
+    facts->syscall_sp = sp;
+    facts->syscall_pc = pc;
+    if (pc != 0 && sp != 0)
+        facts->frame_count = capture_registers_kinds(facts->frames, facts->frame_exact, frames,
+                                                     pc, sp);
+}
+
+int thread_gather(struct thread_set *set, const struct gather_settings *settings)
+{
+    int64_t deadline = thread_request_now() + (int64_t)settings->timeout_ms * 1000000;
+    int expected = 0;
+    if (atomic_exchange(&gathering, 1) != 0) {
+        set_empty(set, settings, -EBUSY);
+        return -EBUSY;
+    }
+    set_empty(set, settings, 0);
+    int others = settings->cap - 1;
+    if (others > THREADS_CAP_MAX)
+        others = THREADS_CAP_MAX;
+    pid_t *tids;
+    int error = thread_request_prepare(others, settings->frames,
+                                       settings->timeout_ms + PARK_AFTER_DEADLINE_MS,
+                                       &set->threads, &tids);
+    if (error < 0) {
+        set->not_gathered = error;
+        return error;
+    }
+    int count = thread_list_tids(tids, others, gettid(), &set->seen);
+    if (count < 0) {
+        set->not_gathered = count;
+        return count;
+    }
+    set->count = count;
+    set->left_out = set->seen - 1 - count > 0 ? set->seen - 1 - count : 0;
+    static unsigned char asked[THREADS_CAP_MAX]; /* one gatherer at a time */
+    for (int i = 0; i < count; i++)
+        describe(&set->threads[i], tids[i]);
+    thread_request_open_round();
+    expected = ask_all(set, asked);
+    int64_t early = thread_request_now() + BLOCKED_CHECK_NS;
+    int answered = thread_request_wait(expected, early < deadline ? early : deadline);
+    if (answered < expected) {
+        expected = drop_hopeless(set, asked, expected);
+        answered = thread_request_wait(expected, deadline);
+    }
+    thread_request_close_round();
+    answered = 0;
+    for (int i = 0; i < count; i++) {
+        if (asked[i] && thread_request_answered(i)) {
+            set->threads[i].outcome = THREAD_READ;
+            answered++;
+        } else {
+            read_silent_thread(&set->threads[i], settings->frames);
+        }
+    }
+    return answered;
+}
+
+void thread_gather_release(struct thread_set *set)
+{
+    if (set->not_gathered == -EBUSY)
+        return; /* not ours to release */
+    thread_request_release();
+    atomic_store(&gathering, 0);
+}

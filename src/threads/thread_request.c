@@ -1,0 +1,360 @@
+/* thread_request.c: every other thread answers a reserved real-time
+ * signal with its own context and trace, then waits in its handler until
+ * released: a stop-the-world with a handshake, as Boehm GC's
+ * pthread_stop_world.c and LSan do it, bounded at every wait.
+ * World: signal-safe (sigaction, rt_tgsigqueueinfo, futex, mmap, atomics).
+ *
+ * The slots outlive a round. Each slot's state word holds the round's
+ * generation and where its answer is; a thread takes its slot for
+ * writing with a compare-and-swap from (this round, waiting), so an
+ * answer that comes after the round closed, or in a later round, finds
+ * another word and writes nothing. A slot some late thread is still
+ * writing is never handed out again: prepare maps fresh slots instead. */
+#define _GNU_SOURCE
+#include "thread_request.h"
+#include "../fatal/crash_facts.h"
+#include "../unwind/capture.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+enum slot_step { SLOT_IDLE, SLOT_WAITING, SLOT_WRITING, SLOT_ANSWERED, SLOT_CLOSED };
+
+#define REQUEST_MAGIC 0xe8e7ull             /* the cookie's top 16 bits */
+#define CRASH_NOTES 8
+#define WRITING_WAIT_NS (20 * 1000 * 1000)  /* an answer being written: its walk */
+
+struct slots {
+    _Atomic uint64_t *state;     /* generation << 8 | enum slot_step */
+    pid_t *tids;
+    struct thread_facts *facts;
+    int capacity;
+    size_t bytes;
+};
+
+static struct slots current;                 /* written by the one gatherer */
+static _Atomic(struct thread_facts *) published_facts;
+static _Atomic(_Atomic uint64_t *) published_state;
+static atomic_int published_capacity;
+static atomic_int slot_frames = 1;
+static atomic_int park_limit_ms = 1000;
+static _Atomic uint32_t generation;
+static _Atomic uint32_t released_generation; /* futex word */
+static _Atomic uint32_t answer_count;        /* futex word: answers this round */
+static int round_count;                      /* slots asked this round */
+static struct sigaction program_action;      /* what the program had, to pass on to */
+
+static struct {
+    atomic_int tid;
+    int signo;
+    const void *ucontext;
+} crash_notes[CRASH_NOTES];
+
+int64_t thread_request_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+static uint64_t state_word(uint32_t round, enum slot_step step)
+{
+    return (uint64_t)round << 8 | step;
+}
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t value, int64_t timeout_ns)
+{
+    struct timespec timeout = { timeout_ns / 1000000000, timeout_ns % 1000000000 };
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, &timeout, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+}
+
+/* ---- the answering side: runs in the handler of every asked thread ---- */
+
+static const void *noted_crash(int *signo)
+{
+    pid_t self = gettid();
+    for (int i = 0; i < CRASH_NOTES; i++) {
+        if (atomic_load(&crash_notes[i].tid) == self) {
+            *signo = crash_notes[i].signo;
+            return crash_notes[i].ucontext;
+        }
+    }
+    return NULL;
+}
+
+static void write_answer(struct thread_facts *facts, const ucontext_t *ucontext)
+{
+    int crashed = 0;
+    const ucontext_t *crash = noted_crash(&crashed);
+    if (crash != NULL) {
+        ucontext = crash;
+        facts->crashed_signo = crashed;
+    }
+    facts->have_float_state = crash_copy_context(&facts->context, ucontext);
+    facts->have_context = 1;
+    facts->frame_count = capture_ucontext_kinds(facts->frames, facts->frame_exact,
+                                                atomic_load(&slot_frames), ucontext);
+    facts->outcome = THREAD_READ;
+}
+
+/* Wait here until released, or until the park limit: a gatherer that
+ * never releases (killed, or writing to a pipe nobody reads) does not
+ * stop the program for good. */
+static void park(uint32_t round)
+{
+    int64_t limit = thread_request_now() + (int64_t)atomic_load(&park_limit_ms) * 1000000;
+    for (;;) {
+        uint32_t released = atomic_load(&released_generation);
+        if ((int32_t)(released - round) >= 0)
+            return;
+        int64_t left = limit - thread_request_now();
+        if (left <= 0)
+            return;
+        futex_wait(&released_generation, released, left);
+    }
+}
+
+static int answer(const siginfo_t *info, void *ucontext)
+{
+    uint64_t cookie = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
+    if (info->si_code != SI_QUEUE || info->si_pid != getpid() || cookie >> 48 != REQUEST_MAGIC)
+        return 0;
+    uint32_t round = (uint32_t)(cookie >> 16);
+    int index = (int)(cookie & 0xffff);
+    _Atomic uint64_t *state = atomic_load(&published_state);
+    struct thread_facts *facts = atomic_load(&published_facts);
+    if (state == NULL || index >= atomic_load(&published_capacity))
+        return 1; /* ours, but from slots no longer there: nothing to write */
+    uint64_t expected = state_word(round, SLOT_WAITING);
+    if (!atomic_compare_exchange_strong(&state[index], &expected, state_word(round, SLOT_WRITING)))
+        return 1; /* late: the round is closed, or over */
+    write_answer(&facts[index], ucontext);
+    atomic_store(&state[index], state_word(round, SLOT_ANSWERED));
+    atomic_fetch_add(&answer_count, 1);
+    futex_wake(&answer_count);
+    park(round);
+    return 1;
+}
+
+/* A signal that is not our request goes where the program meant it to. */
+static void pass_on(int signo, siginfo_t *info, void *ucontext)
+{
+    struct sigaction action = program_action;
+    if (action.sa_handler == SIG_IGN)
+        return;
+    if (action.sa_handler == SIG_DFL) {
+        /* Its default action, termination, once this handler returns. */
+        struct sigaction default_action;
+        memset(&default_action, 0, sizeof default_action);
+        default_action.sa_handler = SIG_DFL;
+        sigaction(signo, &default_action, NULL);
+        tgkill(getpid(), gettid(), signo);
+        return;
+    }
+    sigset_t before;
+    sigprocmask(SIG_BLOCK, &action.sa_mask, &before);
+    if (action.sa_flags & SA_SIGINFO)
+        action.sa_sigaction(signo, info, ucontext);
+    else
+        action.sa_handler(signo);
+    sigprocmask(SIG_SETMASK, &before, NULL);
+}
+
+static void on_request(int signo, siginfo_t *info, void *ucontext)
+{
+    int saved_errno = errno;
+    if (info == NULL || !answer(info, ucontext))
+        pass_on(signo, info, ucontext);
+    errno = saved_errno;
+}
+
+/* ---- the asking side: one gatherer at a time (thread_gather.c) ---- */
+
+static int is_ours(const struct sigaction *action)
+{
+    return (action->sa_flags & SA_SIGINFO) && action->sa_sigaction == on_request;
+}
+
+static int slot_in_writing(const struct slots *slots)
+{
+    for (int i = 0; i < slots->capacity; i++)
+        if ((atomic_load(&slots->state[i]) & 0xff) == SLOT_WRITING)
+            return 1;
+    return 0;
+}
+
+static int map_slots(struct slots *slots, int capacity)
+{
+    size_t state_bytes = (size_t)capacity * sizeof *slots->state;
+    size_t tid_bytes = ((size_t)capacity * sizeof(pid_t) + 63) & ~(size_t)63;
+    size_t bytes = state_bytes + tid_bytes + (size_t)capacity * sizeof(struct thread_facts);
+    char *memory = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (memory == MAP_FAILED)
+        return -ENOMEM;
+    slots->state = (_Atomic uint64_t *)memory;
+    slots->tids = (pid_t *)(memory + state_bytes);
+    slots->facts = (struct thread_facts *)(memory + state_bytes + tid_bytes);
+    slots->capacity = capacity;
+    slots->bytes = bytes;
+    return 0;
+}
+
+int thread_request_prepare(int count, int frames, int park_ms, struct thread_facts **facts,
+                           pid_t **tids)
+{
+    if (count < 1)
+        count = 1;
+    /* Slots too few, or one still being written by a late answer: new
+     * ones. The old are left mapped (a late writer may be inside them);
+     * this is rare (a larger cap, or a thread stopped mid-answer). */
+    if (current.capacity < count || slot_in_writing(&current)) {
+        struct slots fresh;
+        int error = map_slots(&fresh, count > 64 ? count : 64);
+        if (error < 0)
+            return error;
+        current = fresh;
+        atomic_store(&published_capacity, 0);
+        atomic_store(&published_facts, current.facts);
+        atomic_store(&published_state, current.state);
+        atomic_store(&published_capacity, current.capacity);
+    }
+    atomic_store(&slot_frames, frames < 1 ? 1 : frames > THREAD_FRAMES_MAX ? THREAD_FRAMES_MAX
+                                                                            : frames);
+    atomic_store(&park_limit_ms, park_ms);
+    round_count = count;
+    *facts = current.facts;
+    *tids = current.tids;
+    return 0;
+}
+
+static void install_handler(void)
+{
+    struct sigaction before, ours;
+    if (sigaction(THREAD_REQUEST_SIGNAL, NULL, &before) != 0 || is_ours(&before))
+        return;
+    program_action = before; /* before ours goes in: a signal in between passes on */
+    memset(&ours, 0, sizeof ours);
+    ours.sa_sigaction = on_request;
+    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&ours.sa_mask);
+    sigaction(THREAD_REQUEST_SIGNAL, &ours, NULL);
+}
+
+void thread_request_open_round(void)
+{
+    install_handler();
+    uint32_t round = atomic_fetch_add(&generation, 1) + 1;
+    atomic_store(&answer_count, 0);
+    for (int i = 0; i < round_count; i++)
+        atomic_store(&current.state[i], state_word(round, SLOT_IDLE));
+}
+
+int thread_request_send(int index)
+{
+    uint32_t round = atomic_load(&generation);
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    info.si_signo = THREAD_REQUEST_SIGNAL;
+    info.si_code = SI_QUEUE;
+    info.si_pid = getpid();
+    info.si_uid = getuid();
+    info.si_value.sival_ptr =
+        (void *)(uintptr_t)(REQUEST_MAGIC << 48 | (uint64_t)round << 16 | (uint64_t)index);
+    atomic_store(&current.state[index], state_word(round, SLOT_WAITING));
+    if (syscall(SYS_rt_tgsigqueueinfo, getpid(), current.facts[index].tid,
+                THREAD_REQUEST_SIGNAL, &info) == 0)
+        return 0;
+    int error = -errno;
+    atomic_store(&current.state[index], state_word(round, SLOT_IDLE));
+    return error;
+}
+
+int thread_request_wait(int answers, int64_t deadline_ns)
+{
+    for (;;) {
+        uint32_t now_answered = atomic_load(&answer_count);
+        if ((int)now_answered >= answers)
+            return (int)now_answered;
+        int64_t left = deadline_ns - thread_request_now();
+        if (left <= 0)
+            return (int)now_answered;
+        futex_wait(&answer_count, now_answered, left);
+    }
+}
+
+int thread_request_answered(int index)
+{
+    uint32_t round = atomic_load(&generation);
+    return atomic_load(&current.state[index]) == state_word(round, SLOT_ANSWERED);
+}
+
+void thread_request_close_round(void)
+{
+    uint32_t round = atomic_load(&generation);
+    for (int i = 0; i < round_count; i++) {
+        uint64_t expected = state_word(round, SLOT_WAITING);
+        if (atomic_compare_exchange_strong(&current.state[i], &expected,
+                                           state_word(round, SLOT_CLOSED)))
+            continue;
+        int64_t limit = thread_request_now() + WRITING_WAIT_NS;
+        struct timespec pause = { 0, 100 * 1000 };
+        while (atomic_load(&current.state[i]) == state_word(round, SLOT_WRITING) &&
+               thread_request_now() < limit)
+            nanosleep(&pause, NULL);
+    }
+}
+
+static int requests_pending(void)
+{
+    uint32_t round = atomic_load(&generation);
+    for (int i = 0; i < round_count; i++) {
+        uint64_t state = atomic_load(&current.state[i]);
+        if (state == state_word(round, SLOT_CLOSED) || state == state_word(round, SLOT_WRITING))
+            return 1; /* sent, never answered: it may still be delivered */
+    }
+    return 0;
+}
+
+void thread_request_release(void)
+{
+    atomic_store(&released_generation, atomic_load(&generation));
+    futex_wake(&released_generation);
+    struct sigaction now;
+    if (!requests_pending() && sigaction(THREAD_REQUEST_SIGNAL, NULL, &now) == 0 && is_ours(&now))
+        sigaction(THREAD_REQUEST_SIGNAL, &program_action, NULL);
+}
+
+void thread_request_note_crash(int signo, const void *ucontext)
+{
+    /* Claimed with -1 first, so that no reader takes a half-written note. */
+    for (int i = 0; i < CRASH_NOTES; i++) {
+        int expected = 0;
+        if (!atomic_compare_exchange_strong(&crash_notes[i].tid, &expected, -1))
+            continue;
+        crash_notes[i].signo = signo;
+        crash_notes[i].ucontext = ucontext;
+        atomic_store(&crash_notes[i].tid, gettid());
+        return;
+    }
+}
+
+void thread_request_forget_crash(void)
+{
+    pid_t self = gettid();
+    for (int i = 0; i < CRASH_NOTES; i++)
+        if (atomic_load(&crash_notes[i].tid) == self)
+            atomic_store(&crash_notes[i].tid, 0);
+}
