@@ -124,6 +124,16 @@ static int is_sent(const siginfo_t *info)
     return info == NULL || info->si_code <= 0;
 }
 
+/* A vfork child shares our memory: when it reported and died, its tid
+ * is left in the gate, where no thread of ours will ever clear it. A
+ * gate held by a tid that is not a thread of this process is taken over. */
+static int take_over_stale_gate(int holder, int self)
+{
+    if (holder == 0 || holder == self || tgkill(getpid(), holder, 0) == 0 || errno != ESRCH)
+        return 0;
+    return atomic_compare_exchange_strong(&reporter, &holder, self);
+}
+
 static void reopen_gate(void)
 {
     atomic_store(&reporter, 0);
@@ -209,7 +219,8 @@ void fatal_signal_handler(int signo, siginfo_t *info, void *ucontext)
     if (view.previous.sa_handler == SIG_IGN && is_sent(info))
         return;
     unsigned written_before = atomic_load(&reports_written);
-    int reporting = atomic_compare_exchange_strong(&reporter, &expected, self);
+    int reporting = atomic_compare_exchange_strong(&reporter, &expected, self) ||
+                    take_over_stale_gate(expected, self);
     if (reporting) {
         atomic_store(&original_signal, signo);
         atomic_store(&report_in_progress, 1);

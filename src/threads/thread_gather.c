@@ -48,6 +48,8 @@ static void describe(struct thread_facts *facts, pid_t tid)
     if (thread_proc_stat(tid, facts->name, &facts->state) < 0) {
         facts->state = '?';
         facts->outcome = THREAD_EXITED;
+    } else if (facts->state == 'Z' || facts->state == 'X') {
+        facts->outcome = THREAD_EXITED; /* a main thread gone by pthread_exit */
     } else {
         facts->outcome = THREAD_NO_ANSWER;
     }
