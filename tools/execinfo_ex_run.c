@@ -20,8 +20,9 @@ static void usage(FILE *out)
 {
     fputs("Usage: execinfo_ex_run [OPTION]... [--] PROGRAM [ARGUMENT]...\n"
           "Run PROGRAM with execinfo_ex's fatal-signal handler: on a crash it writes a\n"
-          "report (signal, fault address, the trace with file:line, modules with\n"
-          "build-ids), then PROGRAM dies as it would have (same status, same core).\n"
+          "report (signal, fault address, the trace with file:line, every other\n"
+          "thread's trace, modules with build-ids), then PROGRAM dies as it would have\n"
+          "(same status, same core).\n"
           "\n"
           "  -o, --report=FILE     write the report to FILE (created 0600, not over an\n"
           "                        existing file, never through a symlink); a relative\n"
@@ -29,15 +30,25 @@ static void usage(FILE *out)
           "                        the path may not contain ':'; \"stderr\" (the default)\n"
           "                        is stderr. When FILE cannot take the report (it\n"
           "                        exists, say) the report goes to stderr, and this\n"
-          "                        is said on stderr before PROGRAM starts\n"
+          "                        is said on stderr before PROGRAM starts; %p in FILE\n"
+          "                        is the process id (each child its own file); later\n"
+          "                        reports of the same process are appended to it\n"
           "      --overwrite       replace FILE if it exists (a regular file of yours\n"
           "                        with one link; anything else is never replaced)\n"
           "  -j, --json            the report as one JSON object\n"
           "  -r, --registers       include the registers\n"
-          "  -s, --signals=LIST    signals to catch: names without SIG (upper case) or\n"
-          "                        numbers, e.g. SEGV,BUS,ABRT, or \"default\" (SEGV, BUS,\n"
-          "                        ILL, FPE, ABRT, TRAP, SYS)\n"
-          "  -f, --frames=N        at most N frames (1 to 256, default 64)\n"
+          "  -s, --signals=LIST    signals to catch: names with or without SIG (upper\n"
+          "                        case) or numbers, e.g. SEGV,SIGBUS,6, or \"default\"\n"
+          "                        (SEGV, BUS, ILL, FPE, ABRT, TRAP, SYS)\n"
+          "  -f, --frames=N        at most N frames a thread (1 to 256, default 64)\n"
+          "  -t, --threads=N       walk at most N threads, the crashing one included\n"
+          "                        (1 to 16384, default 1024; 1: the crashing thread only)\n"
+          "      --threads-timeout-ms=N\n"
+          "                        give the other threads N ms in all to answer (1 to\n"
+          "                        60000, default 1000)\n"
+          "  -d, --dump-signal=SIG on signal SIG (a name, e.g. QUIT or SIGQUIT, or a\n"
+          "                        number) write a report of every thread, and PROGRAM\n"
+          "                        runs on: kill -QUIT PID shows where a hung program is\n"
           "  -h, --help            show this help and exit\n"
           "  -V, --version         show the version and exit\n"
           "\n"
@@ -54,18 +65,21 @@ static void usage(FILE *out)
  * that the flags win (the last one given wins). */
 static int build_options(int argc, char **argv, struct launch *launch)
 {
-    enum { OVERWRITE = 256 };
+    enum { OVERWRITE = 256, THREADS_TIMEOUT };
     static const struct option long_options[] = {
         { "report", required_argument, NULL, 'o' }, { "json", no_argument, NULL, 'j' },
         { "registers", no_argument, NULL, 'r' },   { "signals", required_argument, NULL, 's' },
         { "frames", required_argument, NULL, 'f' }, { "overwrite", no_argument, NULL, OVERWRITE },
+        { "threads", required_argument, NULL, 't' },
+        { "threads-timeout-ms", required_argument, NULL, THREADS_TIMEOUT },
+        { "dump-signal", required_argument, NULL, 'd' },
         { "help", no_argument, NULL, 'h' },        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     int c;
 
     launch_init(launch, "execinfo_ex_run", "handler=1");
-    while ((c = getopt_long(argc, argv, "+o:jrs:f:hV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:jrs:f:t:d:hV", long_options, NULL)) != -1) {
         switch (c) {
         case 'o': launch_append_report(launch, optarg); break;
         case OVERWRITE: launch_append(launch, "overwrite", "1"); break;
@@ -73,6 +87,9 @@ static int build_options(int argc, char **argv, struct launch *launch)
         case 'r': launch_append(launch, "registers", "1"); break;
         case 's': launch_append(launch, "signals", optarg); break;
         case 'f': launch_append(launch, "frames", optarg); break;
+        case 't': launch_append(launch, "threads", optarg); break;
+        case THREADS_TIMEOUT: launch_append(launch, "threads_timeout_ms", optarg); break;
+        case 'd': launch_append(launch, "dump_signal", optarg); break;
         case 'h': usage(stdout); exit(0);
         case 'V': puts("execinfo_ex_run 0.1.0"); exit(0);
         default: usage(stderr); exit(2);

@@ -64,7 +64,7 @@ void launch_append_report(struct launch *launch, const char *file)
     launch_append(launch, "report", path);
 }
 
-/* The library's open (src/fatal/handler.c): O_CREAT O_EXCL O_NOFOLLOW, or
+/* The library's open (src/fatal/report_destination.c): O_CREAT O_EXCL O_NOFOLLOW, or
  * with overwrite=1 an existing regular file of the effective user with one
  * link. Whatever it would refuse sends the report to stderr, silently: a
  * crashing process cannot explain much, so the reason is given here. */
@@ -98,7 +98,7 @@ static void check_report_file(const struct launch *launch, const struct options 
 
 void launch_check(struct launch *launch, struct options *parsed)
 {
-    char error[320];
+    char error[640];
 
     options_defaults(parsed);
     if (options_parse(parsed, launch->options, error, sizeof error) < 0)

@@ -14,7 +14,7 @@ static int quiet;
 
 static void parse_environment(void)
 {
-    char error[320];
+    char error[640];
 
     options_defaults(&parsed);
     if (options_parse(&parsed, secure_getenv("EXECINFO_EX_OPTIONS"), error, sizeof error - 1) < 0 &&

@@ -72,7 +72,7 @@ static void install_signals(uint64_t signals, int dump_signal)
 static void report_bad_options(const char *error)
 {
     size_t length = strlen(error);
-    char line[320];
+    char line[640];
     if (length > sizeof line - 2)
         length = sizeof line - 2;
     memcpy(line, error, length);
@@ -84,7 +84,7 @@ __attribute__((visibility("default")))
 int backtrace_install_fatal_handler(const char *options)
 {
     struct options parsed = *environment_options();
-    char error[300];
+    char error[600];
 
     if (options_parse(&parsed, options, error, sizeof error) < 0) {
         report_bad_options(error);

@@ -74,9 +74,9 @@ static int ask_all(struct thread_set *set, unsigned char *asked)
     return count;
 }
 
-/* Threads asked and silent that block the signal, or have gone: no use
- * waiting for them. Returns how many answers may still come. */
-static int drop_hopeless(struct thread_set *set, const unsigned char *asked, int expected)
+/* Threads asked and silent that block the signal (with the request
+ * still pending at them), or have gone: no use waiting for them. */
+static void drop_hopeless(struct thread_set *set, const unsigned char *asked)
 {
     for (int i = 0; i < set->count; i++) {
         struct thread_facts *facts = &set->threads[i];
@@ -86,13 +86,36 @@ static int drop_hopeless(struct thread_set *set, const unsigned char *asked, int
         if (blocks > 0) {
             facts->outcome = THREAD_BLOCKS_SIGNALS;
             facts->blocks_all = blocks == 2;
-            expected--;
         } else if (blocks == -ENOENT) {
             facts->outcome = THREAD_EXITED;
-            expected--;
         }
     }
-    return expected;
+}
+
+/* Asked, not given up on, and not answered yet. */
+static int awaited(const struct thread_set *set, const unsigned char *asked)
+{
+    int count = 0;
+    for (int i = 0; i < set->count; i++)
+        count += asked[i] && set->threads[i].outcome == THREAD_NO_ANSWER &&
+                 !thread_request_answered(i);
+    return count;
+}
+
+/* Wait until every thread still awaited has answered, or the deadline.
+ * Not by the answer count alone: a thread given up on may answer all the
+ * same (it unblocked the signal meanwhile), and its answer must not stand
+ * for one still on its way. */
+static void wait_for_the_rest(const struct thread_set *set, const unsigned char *asked,
+                              int64_t deadline)
+{
+    for (;;) {
+        int missing = awaited(set, asked);
+        if (missing == 0 || thread_request_now() >= deadline)
+            return;
+        int now = thread_request_wait(0, 0); /* the answers so far */
+        thread_request_wait(now + missing, deadline);
+    }
 }
 
 /* For a thread that gave no answer: where the kernel shows it blocked,
@@ -154,8 +177,8 @@ int thread_gather(struct thread_set *set, const struct gather_settings *settings
     int64_t early = thread_request_now() + BLOCKED_CHECK_NS;
     int answered = thread_request_wait(expected, early < deadline ? early : deadline);
     if (answered < expected) {
-        expected = drop_hopeless(set, asked, expected);
-        answered = thread_request_wait(expected, deadline);
+        drop_hopeless(set, asked);
+        wait_for_the_rest(set, asked, deadline);
     }
     thread_request_close_round();
     answered = 0;

@@ -96,19 +96,35 @@ static uint64_t parse_number(const char **text, unsigned base)
     return value;
 }
 
+/* The mask on the status line that starts with KEY ("\nSigBlk:"). */
+static int status_mask(const char *status, const char *key, uint64_t *mask)
+{
+    const char *line = strstr(status, key);
+    if (line == NULL)
+        return -EINVAL;
+    line += strlen(key);
+    while (*line == ' ' || *line == '\t')
+        line++;
+    *mask = parse_number(&line, 16);
+    return 0;
+}
+
+/* Blocked is not enough: a thread running a handler of SIGNO has it
+ * blocked too, until the handler returns (our own request's, while it
+ * answers). One that blocks it with SIGNO still pending (SigPnd: its
+ * own queue, where a request sent to it by tid waits) cannot take it. */
 int thread_proc_blocks(pid_t tid, int signo)
 {
     char buffer[2048];
     long length = read_task_file(tid, "status", buffer, sizeof buffer);
     if (length < 0)
         return (int)length;
-    const char *line = strstr(buffer, "\nSigBlk:");
-    if (line == NULL)
+    uint64_t blocked, pending;
+    if (status_mask(buffer, "\nSigBlk:", &blocked) < 0 ||
+        status_mask(buffer, "\nSigPnd:", &pending) < 0)
         return -EINVAL;
-    line += 8;
-    while (*line == ' ' || *line == '\t')
-        line++;
-    uint64_t blocked = parse_number(&line, 16);
+    if (!((pending >> (signo - 1)) & 1))
+        return 0; /* nothing waits: it took the request, or is taking it */
     /* SIGKILL and SIGSTOP can never be blocked, and glibc's
      * pthread_sigmask never blocks its own two (32 and 33, for
      * cancellation and setxid): every other bit set. */

@@ -102,7 +102,7 @@ Test(options, handler_mistakes_are_named)
 Test(options, heap_options_and_their_defaults)
 {
     struct options options;
-    char error[400];
+    char error[640];
     options_defaults(&options);
     cr_assert_eq(options.heap, 1);
     cr_assert_eq(options.heap_frames, 16);
@@ -140,17 +140,17 @@ Test(options, heap_options_and_their_defaults)
 Test(options, the_unknown_option_message_lists_every_name)
 {
     struct options options;
-    char error[400];
+    char error[640];
     options_defaults(&options);
     cr_assert_eq(options_parse(&options, "colour=blue", error, sizeof error), -EINVAL);
     cr_assert(strstr(error, "(known: lines, line_memory,"), "%s", error);
-    cr_assert(strstr(error, ", on_error, mtrace_frames, exit_check)"), "%s", error);
+    cr_assert(strstr(error, ", exit_check, threads, threads_timeout_ms, dump_signal)"), "%s", error);
 }
 
 Test(options, exit_check_is_a_flag_on_by_default)
 {
     struct options options;
-    char error[400];
+    char error[640];
     options_defaults(&options);
     cr_assert_eq(options.exit_check, 1);
     cr_assert_eq(options_parse(&options, "exit_check=0", error, sizeof error), 0, "%s", error);
@@ -162,7 +162,7 @@ Test(options, exit_check_is_a_flag_on_by_default)
 Test(options, mtrace_frames_is_bounded)
 {
     struct options options;
-    char error[400];
+    char error[640];
     options_defaults(&options);
     cr_assert_eq(options.mtrace_frames, 0);
     cr_assert_eq(options_parse(&options, "mtrace_frames=12", error, sizeof error), 0, "%s", error);
@@ -170,4 +170,57 @@ Test(options, mtrace_frames_is_bounded)
     cr_assert_eq(options_parse(&options, "mtrace_frames=65", error, sizeof error), -EINVAL);
     cr_assert(strstr(error, "mtrace_frames"), "%s", error);
     cr_assert_eq(options.mtrace_frames, 12, "a refused value changes nothing");
+}
+
+Test(options, threads_and_their_deadline)
+{
+    struct options options;
+    char error[128];
+    options_defaults(&options);
+    cr_assert_eq(options.threads, 1024);
+    cr_assert_eq(options.threads_timeout_ms, 1000);
+    cr_assert_eq(options.dump_signal, 0);
+    cr_assert_eq(options_parse(&options, "threads=1:threads_timeout_ms=250", error, sizeof error), 0);
+    cr_assert_eq(options.threads, 1);
+    cr_assert_eq(options.threads_timeout_ms, 250);
+    cr_assert_eq(options_parse(&options, "threads=16384", error, sizeof error), 0);
+    cr_assert_eq(options.threads, 16384);
+    expect_error("threads=0", "bad value '0' for option 'threads'");
+    expect_error("threads=16385", "bad value '16385'");
+    expect_error("threads_timeout_ms=0", "threads_timeout_ms");
+    expect_error("threads_timeout_ms=60001", "threads_timeout_ms");
+    expect_error("threads=many", "threads");
+}
+
+Test(options, signals_by_name_with_or_without_sig_or_by_number)
+{
+    cr_assert_eq(options_parse_signal("SIGQUIT", 7), SIGQUIT);
+    cr_assert_eq(options_parse_signal("QUIT", 4), SIGQUIT);
+    cr_assert_eq(options_parse_signal("3", 1), SIGQUIT);
+    cr_assert_eq(options_parse_signal("SIGRTMIN+2", 10), SIGRTMIN + 2);
+    cr_assert_eq(options_parse_signal("RTMAX", 5), SIGRTMAX);
+    cr_assert_eq(options_parse_signal("RTMAX-1", 7), SIGRTMAX - 1);
+    cr_assert_eq(options_parse_signal("quit", 4), -EINVAL, "upper case, as kill -l");
+    cr_assert_eq(options_parse_signal("SIG3", 4), -EINVAL);
+    cr_assert_eq(options_parse_signal("64", 2), -EINVAL);
+    cr_assert_eq(options_parse_signal("0", 1), -EINVAL);
+    cr_assert_eq(options_parse_signal("RTMIN+99", 8), -EINVAL);
+    cr_assert_eq(options_parse_signal("", 0), -EINVAL);
+
+    struct options options;
+    char error[128];
+    options_defaults(&options);
+    cr_assert_eq(options_parse(&options, "signals=SIGSEGV,BUS,6", error, sizeof error), 0);
+    cr_assert_eq(options.signals, (1ull << SIGSEGV) | (1ull << SIGBUS) | (1ull << SIGABRT));
+    cr_assert_eq(options_parse(&options, "dump_signal=SIGQUIT", error, sizeof error), 0);
+    cr_assert_eq(options.dump_signal, SIGQUIT);
+    cr_assert_eq(options_parse(&options, "dump_signal=USR1", error, sizeof error), 0);
+    cr_assert_eq(options.dump_signal, SIGUSR1);
+    cr_assert_eq(options_parse(&options, "dump_signal=0", error, sizeof error), 0);
+    cr_assert_eq(options.dump_signal, 0);
+    expect_error("dump_signal=KILL", "dump_signal");
+    expect_error("dump_signal=SIGSTOP", "dump_signal");
+    expect_error("dump_signal=61", "dump_signal"); /* the threads answer on it */
+    expect_error("signals=SIGKILL", "signals");
+    expect_error("signals=SEGV,", "signals");
 }
