@@ -306,3 +306,19 @@ $(BENCH_DIR)/cxx_templates: $(BENCH_DIR)/cxx_templates.cc
 bench-demangle: $(DEMANGLE_BENCH_PROGRAMS)
 	$(DEMANGLE_BENCH_RUN)
 .PHONY: bench-demangle
+
+# ---- stopping the other threads (issue 23) -----------------------------------
+# How long one thread takes to get every other thread's registers: a signal
+# to each thread, whose handler copies its context, against a cloned helper
+# that ptraces them (seize and interrupt; and Breakpad's shape, a copy of
+# the process attaching one thread at a time), for 1 to 1,000 threads,
+# pinned to one CPU and not; then what each does with a thread that blocks
+# every signal, epoll_wait, seccomp and a traced process. About 45 s, so
+# not part of `make bench`. BENCH_STOP_ARGS: its options (-r, -n, -m, -p, -O).
+$(BENCH_DIR)/stop_methods: bench/threads/stop_methods.c bench/timing.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $< -o $@ -lpthread
+
+.PHONY: bench-stop-methods
+bench-stop-methods: $(BENCH_DIR)/stop_methods
+	$(BENCH_DIR)/stop_methods $(BENCH_STOP_ARGS)
