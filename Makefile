@@ -39,6 +39,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/unwind/dwarf_expression.c \
 	src/unwind/rule_cache.c \
 	src/unwind/walk_memo.c \
+	src/unwind/thread_memo.c \
 	src/symbolize/index_reader.c \
 	src/symbolize/lookup.c \
 	src/symbolize/inline_lookup.c \

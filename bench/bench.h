@@ -47,6 +47,8 @@ struct index_figures {
 struct results {
     /* 1. warm capture: ns per call, [depth][contender] */
     double capture_ns[CAPTURE_DEPTHS][CONTENDER_COUNT];
+    /* ... and our backtrace_ucontext, from a getcontext of the batch */
+    double capture_ucontext_ns[CAPTURE_DEPTHS];
     /* 1b. warm capture through backtrace_skip_range: no memo, memo with
      * the same stack, memo with two alternating paths */
     double memo_ns[CAPTURE_DEPTHS][3];

@@ -7,7 +7,10 @@
  * only as the reference contender: this file is built with
  * -DUNW_LOCAL_ONLY and the bench linked with -lunwind, as a program that
  * calls libunwind itself would be, with libunwind's default caching.
- * Warm, unw_backtrace runs from its trace cache.
+ * Warm, unw_backtrace runs from its trace cache. Our backtrace_ucontext
+ * runs in the same rotation, from a context getcontext took once per
+ * batch in the batch's own frame (its frame 0 is that frame's pc, so it
+ * walks the same frames as backtrace).
  *
  * The stack is made deeper than the largest depth with a noinline
  * recursion, and each call is given a buffer of exactly DEPTH entries, so
@@ -21,6 +24,7 @@
 #include <execinfo_ex.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <ucontext.h>
 
 const int capture_depths[CAPTURE_DEPTHS] = { 10, 30, 100 };
 #define STACK_LEVELS 110
@@ -47,6 +51,17 @@ static void batch_libunwind(long iterations)
 {
     for (long i = 0; i < iterations; i++)
         sink += unw_backtrace(frames, depth);
+}
+
+/* noinline: the context is of this frame, live while the batch runs. */
+__attribute__((noinline)) static void batch_ours_ucontext(long iterations)
+{
+    ucontext_t context;
+    if (getcontext(&context) != 0)
+        bench_fail("getcontext failed");
+    for (long i = 0; i < iterations; i++)
+        sink += backtrace_ucontext(frames, depth, &context);
+    __asm__ volatile("" ::: "memory");
 }
 
 static int (*const capture_functions[CONTENDER_COUNT])(void **, int) = {
@@ -88,11 +103,13 @@ static void check_frame_zero(int contender)
 
 static void measure_at_bottom(struct results *results)
 {
-    static const struct contender contenders[CONTENDER_COUNT] = {
+    static const struct contender contenders[CONTENDER_COUNT + 1] = {
         { "ours", batch_ours },
         { "glibc", batch_glibc },
         { "libunwind", batch_libunwind },
+        { "ours, backtrace_ucontext", batch_ours_ucontext },
     };
+    double ns[CONTENDER_COUNT + 1];
 
     for (int c = 0; c < CONTENDER_COUNT; c++)
         check_frame_zero(c);
@@ -103,8 +120,16 @@ static void measure_at_bottom(struct results *results)
             if (count != depth)
                 bench_fail("%s captured %d frames, not %d", contender_names[c], count, depth);
         }
-        measure_interleaved(contenders, CONTENDER_COUNT, REPETITIONS, BATCH_NS,
-                            results->capture_ns[d]);
+        /* backtrace_ucontext's count: the batch's sink moves by DEPTH. */
+        int before = sink;
+        batch_ours_ucontext(1);
+        if (sink - before != depth)
+            bench_fail("ours, backtrace_ucontext captured %d frames, not %d", sink - before,
+                       depth);
+        measure_interleaved(contenders, CONTENDER_COUNT + 1, REPETITIONS, BATCH_NS, ns);
+        for (int c = 0; c < CONTENDER_COUNT; c++)
+            results->capture_ns[d][c] = ns[c];
+        results->capture_ucontext_ns[d] = ns[CONTENDER_COUNT];
     }
 }
 
@@ -126,14 +151,18 @@ void bench_capture(struct results *results)
     printf("   median of %d interleaved batches of ~%d ms; ns per call (ns per frame)\n\n",
            REPETITIONS, BATCH_NS / 1000000);
     descend(STACK_LEVELS, results);
-    printf("   %-6s %20s %20s %20s %12s %12s\n", "frames", "ours", "glibc", "libunwind",
-           "ours/glibc", "unw/glibc");
+    printf("   %-6s %20s %20s %20s %20s %12s %12s %12s\n", "frames", "ours", "glibc",
+           "libunwind", "ours ucontext", "ours/glibc", "unw/glibc", "ours/unw");
     for (int d = 0; d < CAPTURE_DEPTHS; d++) {
         const double *ns = results->capture_ns[d];
-        char cells[CONTENDER_COUNT][32];
-        for (int c = 0; c < CONTENDER_COUNT; c++)
-            snprintf(cells[c], sizeof cells[c], "%.0f (%.1f)", ns[c], ns[c] / capture_depths[d]);
-        printf("   %-6d %20s %20s %20s %11.3fx %11.3fx\n", capture_depths[d], cells[OURS],
-               cells[GLIBC], cells[LIBUNWIND], ns[OURS] / ns[GLIBC], ns[LIBUNWIND] / ns[GLIBC]);
+        double ucontext_ns = results->capture_ucontext_ns[d];
+        char cells[CONTENDER_COUNT + 1][32];
+        for (int c = 0; c <= CONTENDER_COUNT; c++) {
+            double value = c < CONTENDER_COUNT ? ns[c] : ucontext_ns;
+            snprintf(cells[c], sizeof cells[c], "%.0f (%.1f)", value, value / capture_depths[d]);
+        }
+        printf("   %-6d %20s %20s %20s %20s %11.3fx %11.3fx %11.3fx\n", capture_depths[d],
+               cells[OURS], cells[GLIBC], cells[LIBUNWIND], cells[CONTENDER_COUNT],
+               ns[OURS] / ns[GLIBC], ns[LIBUNWIND] / ns[GLIBC], ns[OURS] / ns[LIBUNWIND]);
     }
 }

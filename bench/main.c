@@ -98,6 +98,12 @@ int main(void)
     met += summary_row("backtrace_symbols_fd, 30 frames", results.symbols_fd_ns[OURS],
                        results.symbols_fd_ns[GLIBC], 0.25);
     total = 5;
+    printf("\n   against libunwind's cached unw_backtrace (issue 23; the second column is libunwind):\n");
+    met += summary_row("backtrace, 30 frames", results.capture_ns[1][OURS],
+                       results.capture_ns[1][LIBUNWIND], 1.0);
+    met += summary_row("backtrace_ucontext, 30 frames", results.capture_ucontext_ns[1],
+                       results.capture_ns[1][LIBUNWIND], 1.0);
+    total += 2;
     printf("\n   fatal-signal handler (issue 3):\n");
     met += absolute_row("fault to end of report, text", results.handler_report_ns[0],
                         10e6, "10 ms");

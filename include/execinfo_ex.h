@@ -32,7 +32,10 @@ extern "C" {
 /* Store up to SIZE return addresses of the calling thread, the caller of
  * backtrace first, and return how many were stored (0 when SIZE <= 0).
  * AS-Safe, also on the first call in the process (no malloc, no dlopen;
- * glibc's first call dlopens libgcc_s). MT-Safe. */
+ * glibc's first call dlopens libgcc_s). MT-Safe. A thread's first call
+ * maps one page for the frame rules its later calls reuse (as
+ * backtrace_ucontext and backtrace_skip do); the trace is always the one
+ * a full walk gives. */
 int backtrace(void **buffer, int size);
 
 /* Translate SIZE addresses into strings "path(function+0xoffset) [0xaddr]"

@@ -18,7 +18,7 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/packed_functions.so $(BUILD)/tests/odd_symbols.so $(BUILD)/tests/alias_program \
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
-	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
+	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
 	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
 ifneq ($(SANITIZE_PASS),asan)
@@ -75,6 +75,12 @@ $(BUILD)/tests/cache_probe: tests/fixtures/cache_probe.c all
 $(BUILD)/tests/dlopen_crash: tests/fixtures/dlopen_crash.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $< -o $@ -ldl
+
+# Without our library either: it dlopens it, and calls its backtrace in
+# threads (test_dlopen.c).
+$(BUILD)/tests/dlopen_backtrace: tests/fixtures/dlopen_backtrace.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $< -o $@ -ldl -lpthread
 
 # -Os: the functions follow each other with no padding (test_naming.c).
 # These two are built without the sanitizers' flags even by test-asan

@@ -8,6 +8,7 @@
  * that both agree. */
 #include "capture.h"
 #include "stack_walk.h"
+#include "thread_memo.h"
 #include "walk_memo.h"
 #include "execinfo_ex.h"
 
@@ -103,13 +104,21 @@ int capture_backtrace_kinds(void **buffer, unsigned char *exact, int size)
     return count;
 }
 
+/* The walk of this thread's memo, if it is free (thread_memo.c). */
+static struct backtrace_memo *memo_of(struct thread_memo *held)
+{
+    return held != NULL ? thread_memo_memo(held) : NULL;
+}
+
 int capture_backtrace(void **buffer, int size)
 {
     int saved_errno = errno;
     if (size <= 0 || buffer == NULL)
         return 0;
     /* Skip the return address into capture_backtrace itself. */
-    int count = walk_from_here(buffer, NULL, size, 1, 0, 0, NULL);
+    struct thread_memo *held = thread_memo_take();
+    int count = walk_from_here(buffer, NULL, size, 1, 0, 0, memo_of(held));
+    thread_memo_give_back(held);
     errno = saved_errno;
     return count;
 }
@@ -123,7 +132,9 @@ int backtrace_skip(void **buffer, int size, int skip)
     int saved_errno = errno;
     if (size <= 0 || buffer == NULL)
         return 0;
-    int count = walk_from_here(buffer, NULL, size, 1 + (skip > 0 ? skip : 0), 0, 0, NULL);
+    struct thread_memo *held = thread_memo_take();
+    int count = walk_from_here(buffer, NULL, size, 1 + (skip > 0 ? skip : 0), 0, 0, memo_of(held));
+    thread_memo_give_back(held);
     errno = saved_errno;
     return count;
 }
@@ -252,8 +263,38 @@ int capture_ucontext_kinds(void **buffer, unsigned char *exact, int size, const 
     return count;
 }
 
+/* backtrace_ucontext with this thread's memo: frame 0, the interrupted
+ * pc, then the frames collect() gives, which are those of the loop above
+ * (walk_memo_next gives what a step gives). */
+static int ucontext_with_memo(void **buffer, int size, const void *ucontext,
+                              struct backtrace_memo *memo)
+{
+    struct stack_walk walk;
+    int count = 0;
+    for (int no_cache = 0; no_cache < 2; no_cache++) {
+        stack_walk_begin_ucontext(&walk, ucontext);
+        walk.no_cache = no_cache;
+        buffer[0] = (void *)walk.registers[CFI_RETURN_ADDRESS];
+        count = 1;
+        if (size > 1)
+            count += collect(&walk, buffer + 1, NULL, size - 1, 0, 0, 0, memo);
+        if (!walk.needs_full_walk)
+            break;
+    }
+    return count;
+}
+
 __attribute__((visibility("default")))
 int backtrace_ucontext(void **buffer, int size, const void *ucontext)
 {
-    return capture_ucontext_kinds(buffer, NULL, size, ucontext);
+    if (size <= 0 || buffer == NULL || ucontext == NULL)
+        return 0;
+    struct thread_memo *held = thread_memo_take();
+    if (held == NULL)
+        return capture_ucontext_kinds(buffer, NULL, size, ucontext);
+    int saved_errno = errno;
+    int count = ucontext_with_memo(buffer, size, ucontext, thread_memo_memo(held));
+    thread_memo_give_back(held);
+    errno = saved_errno;
+    return count;
 }

@@ -10,9 +10,13 @@
  * exception thrown through C++ and C frames, caught, then a capture;
  * SIGALRM at random points (setitimer) whose handler captures, often in
  * the middle of a capture; threads, each with its own memo; fork, then
- * captures in the child with the memo it inherited. Each case logs how
- * many captures it compared and asserts that none differed; a difference
- * is logged with the three traces. No timing is asserted.
+ * captures in the child with the memo it inherited. At every moment
+ * backtrace() and backtrace_ucontext() (from getcontext) are compared
+ * too: they walk with the calling thread's default memo (thread_memo.c),
+ * which a handler that interrupts one of them finds busy, and which more
+ * threads than it has slots share. Each case logs how many captures it
+ * compared and asserts that none differed; a difference is logged with
+ * the traces. No timing is asserted.
  *
  * The capture happens in functions of a section of their own
  * (exact_capture), whose bounds are the range to skip: as the hooks
@@ -53,7 +57,8 @@ ReportHook(PRE_ALL)(struct criterion_test_set *tests)
 
 struct walks {
     void *memo[FRAMES], *entry[FRAMES], *full[FRAMES], *unw[FRAMES];
-    int memo_count, entry_count, full_count, unw_count;
+    void *plain[FRAMES], *context[FRAMES];   /* backtrace(), backtrace_ucontext() */
+    int memo_count, entry_count, full_count, unw_count, plain_count, context_count;
 };
 
 /* What a case counts. Atomics: threads and signal handlers add to them. */
@@ -66,18 +71,47 @@ struct tally {
 
 #define IN_CAPTURE_SECTION __attribute__((noinline, section("exact_capture")))
 
-/* libunwind's walk without its frames inside the section, as the range
- * skip does (the innermost ones only). */
-IN_CAPTURE_SECTION static int unwind_outside(void **out)
+/* The COUNT frames of RAW without the innermost ones inside the section,
+ * as the range skip drops them, into OUT (FRAMES at most). */
+static int keep_outside(void *const *raw, int count, void **out)
 {
-    void *raw[FRAMES + UNW_EXTRA];
-    int count = unw_backtrace(raw, FRAMES + UNW_EXTRA), first = 0, kept = 0;
+    int first = 0, kept = 0;
     while (first < count && (const char *)raw[first] >= __start_exact_capture &&
            (const char *)raw[first] < __stop_exact_capture)
         first++;
     for (int i = first; i < count && kept < FRAMES; i++)
         out[kept++] = raw[i];
     return kept;
+}
+
+/* libunwind's walk without its frames inside the section. */
+IN_CAPTURE_SECTION static int unwind_outside(void **out)
+{
+    void *raw[FRAMES + UNW_EXTRA];
+    int count = unw_backtrace(raw, FRAMES + UNW_EXTRA);
+    return keep_outside(raw, count, out);
+}
+
+/* backtrace(), with the thread's default memo, the same way. */
+IN_CAPTURE_SECTION static int plain_outside(void **out)
+{
+    void *raw[FRAMES + UNW_EXTRA];
+    int count = backtrace(raw, FRAMES + UNW_EXTRA);
+    __asm__ volatile("" ::: "memory");
+    return keep_outside(raw, count, out);
+}
+
+/* backtrace_ucontext() of this frame's own context (its frame 0, the pc
+ * after getcontext, is in the section), with the default memo too. */
+IN_CAPTURE_SECTION static int context_outside(void **out)
+{
+    ucontext_t context;
+    void *raw[FRAMES + UNW_EXTRA];
+    if (getcontext(&context) != 0)
+        return -1;
+    int count = backtrace_ucontext(raw, FRAMES + UNW_EXTRA, &context);
+    __asm__ volatile("" ::: "memory");
+    return keep_outside(raw, count, out);
 }
 
 /* BLOCK_SIGNALS: libunwind's walk is not written to be interrupted by
@@ -93,6 +127,8 @@ walk_four_entered(struct walks *walks, struct backtrace_memo *memo, int block_si
                                              __stop_exact_capture, memo);
     walks->full_count = backtrace_skip_range(walks->full, FRAMES, __start_exact_capture,
                                              __stop_exact_capture, NULL);
+    walks->plain_count = plain_outside(walks->plain);
+    walks->context_count = context_outside(walks->context);
     sigset_t all, old;
     if (block_signals) {
         sigfillset(&all);
@@ -124,6 +160,8 @@ static void judge(struct tally *tally, const struct walks *walks, const char *wh
     int good = walks->memo_count > 0 &&
                same_walk(walks->memo, walks->memo_count, walks->full, walks->full_count) &&
                same_walk(walks->entry, walks->entry_count, walks->full, walks->full_count) &&
+               same_walk(walks->plain, walks->plain_count, walks->full, walks->full_count) &&
+               same_walk(walks->context, walks->context_count, walks->full, walks->full_count) &&
                same_walk(walks->full, walks->full_count, walks->unw, walks->unw_count);
     atomic_fetch_add(&tally->compared, 1);
     if (good)
@@ -153,13 +191,15 @@ static void log_walk(const char *name, void *const *frames, int count)
 static void report(const char *test_case, struct tally *tally)
 {
     long compared = atomic_load(&tally->compared), mismatched = atomic_load(&tally->mismatched);
-    cr_log_info("capture exactness, %s: %ld captures compared (memo, from the caller, no memo, "
-                "unw_backtrace), "
+    cr_log_info("capture exactness, %s: %ld captures compared (memo, from the caller, "
+                "backtrace, backtrace_ucontext, no memo, unw_backtrace), "
                 "%ld mismatched", test_case, compared, mismatched);
     if (mismatched > 0) {
         cr_log_error("first mismatch, %s, at %s:", test_case, tally->where);
         log_walk("with the memo", tally->first.memo, tally->first.memo_count);
         log_walk("from the caller", tally->first.entry, tally->first.entry_count);
+        log_walk("backtrace", tally->first.plain, tally->first.plain_count);
+        log_walk("backtrace_ucontext", tally->first.context, tally->first.context_count);
         log_walk("without a memo", tally->first.full, tally->first.full_count);
         log_walk("unw_backtrace", tally->first.unw, tally->first.unw_count);
     }
@@ -637,6 +677,47 @@ Test(capture_exact, threads_each_with_its_own_memo)
         pthread_join(threads[i], NULL);
     cr_assert_gt(atomic_load(&tally.compared), 2000);
     report("threads, each with its own memo", &tally);
+}
+
+/* More threads alive at once than the default memo has slots (256, in
+ * thread_memo.c), twice: the first wave claims every slot and shares some;
+ * the second finds them all owned by exited threads and takes them over.
+ * A slot shared by two threads is used by one capture at a time. */
+#define MANY_THREADS 300
+
+static pthread_barrier_t many_barrier;
+
+static void *many_thread_walks(void *argument)
+{
+    struct tally *tally = argument;
+    static atomic_uint seeds = 1;
+    struct path_context context;
+    init_context(&context, 0x452821e638d01377u * atomic_fetch_add(&seeds, 1), &thread_memo,
+                 tally, "one of many threads");
+    pthread_barrier_wait(&many_barrier); /* all alive: every slot taken */
+    for (int i = 0; i < 4; i++)
+        random_path(&context);
+    return NULL;
+}
+
+Test(capture_exact, more_threads_than_default_memo_slots, .timeout = 120)
+{
+    static struct tally tally;
+    static pthread_t threads[MANY_THREADS];
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, 512 * 1024);
+    for (int wave = 0; wave < 2; wave++) {
+        pthread_barrier_init(&many_barrier, NULL, MANY_THREADS);
+        for (int i = 0; i < MANY_THREADS; i++)
+            cr_assert_eq(pthread_create(&threads[i], &attributes, many_thread_walks, &tally), 0);
+        for (int i = 0; i < MANY_THREADS; i++)
+            pthread_join(threads[i], NULL);
+        pthread_barrier_destroy(&many_barrier);
+    }
+    pthread_attr_destroy(&attributes);
+    cr_assert_gt(atomic_load(&tally.compared), 2 * MANY_THREADS);
+    report("more threads than the default memo's slots", &tally);
 }
 
 /* ---- fork ------------------------------------------------------------------------------- */

@@ -101,6 +101,24 @@ static void assert_preloaded_crash_named(const char *library)
     cr_assert(strstr(result.output, "fixture_lib.so(fixture_crash+0x") != NULL, "%s", result.output);
 }
 
+/* A program without our library dlopens libexecinfo_ex.so and calls its
+ * backtrace in a thread made before the dlopen and in one made after,
+ * first from a signal handler: the per-thread memo's pointer is 8 bytes of
+ * initial-exec TLS (src/unwind/thread_memo.c), which glibc gives a
+ * dlopen'd library from its static TLS surplus, in threads that existed
+ * before it too. The traces equal glibc's (tests/fixtures/dlopen_backtrace.c). */
+Test(dlopen, dlopened_library_backtraces_in_threads, .timeout = 30)
+{
+    static struct child_result result;
+    char program[512], library[512];
+    snprintf(program, sizeof program, "%s/dlopen_backtrace", getenv("EXECINFO_EX_TESTS"));
+    snprintf(library, sizeof library, "%s/libexecinfo_ex.so", getenv("EXECINFO_EX_BUILD"));
+    char *argv[] = { program, library, NULL };
+    run_program(program, argv, NULL, NULL, &result);
+    assert_exited_with(&result, 0);
+    cr_assert(strstr(result.output, "ok\n") != NULL, "%s", result.output);
+}
+
 Test(dlopen, preloaded_core_library_names_the_module, .timeout = 30)
 {
     assert_preloaded_crash_named("libexecinfo_ex.so");
