@@ -577,6 +577,45 @@ else
     show "$tmp/out/tool_relative.err"
 fi
 
+# Every thread of a real multi-threaded program: python3 with three
+# sleeping threads, dumped by kill -QUIT (--dump-signal) and still alive
+# after it, then crashed: both reports list all four threads.
+if command -v python3 >/dev/null 2>&1 && python3 -c 'import ctypes' 2>/dev/null; then
+    threads_py='import threading, time, sys, ctypes
+for i in range(3):
+    threading.Thread(target=time.sleep, args=(30,), daemon=True, name="sleeper").start()
+print("ready", flush=True)
+sys.stdin.readline()
+ctypes.string_at(0)'
+    rm -f "$tmp/cwd/threads.txt"
+    mkfifo "$tmp/threads_in"
+    ( cd "$tmp/cwd" && exec timeout 40 "$tool" --dump-signal=SIGQUIT -o threads.txt \
+        python3 -c "$threads_py" <"$tmp/threads_in" >"$tmp/out/threads.out" 2>"$tmp/out/threads.err" ) &
+    python_pid=$!
+    exec 7>"$tmp/threads_in"
+    for i in $(seq 100); do grep -q ready "$tmp/out/threads.out" 2>/dev/null && break; sleep 0.1; done
+    kill -QUIT "$(pgrep -P "$python_pid" python3 || echo "$python_pid")" 2>/dev/null || true
+    for i in $(seq 100); do grep -q 'end of report' "$tmp/cwd/threads.txt" 2>/dev/null && break; sleep 0.1; done
+    alive=no
+    kill -0 "$python_pid" 2>/dev/null && alive=yes
+    echo >&7
+    exec 7>&-
+    status=0
+    { wait "$python_pid" || status=$?; } 2>/dev/null
+    dumps=$(grep -c 'thread dump on signal 3 (SIGQUIT)' "$tmp/cwd/threads.txt" 2>/dev/null || true)
+    crashes=$(grep -c 'fatal signal 11 (SIGSEGV)' "$tmp/cwd/threads.txt" 2>/dev/null || true)
+    sleepers=$(grep -c '^\*\*\* thread [0-9]* "python3" S (sleeping), [0-9]* frames:$' "$tmp/cwd/threads.txt" 2>/dev/null || true)
+    if [ "$alive" = yes ] && [ "$status" = 139 ] && [ "$dumps" = 1 ] && [ "$crashes" = 1 ] &&
+        [ "$sleepers" = 6 ]; then
+        ok "python3 with 3 threads under execinfo_ex_run --dump-signal=SIGQUIT: a dump of every thread, alive after it; then the crash's report, with every thread, appended; status 139"
+    else
+        not_ok "python3 with 3 threads under execinfo_ex_run --dump-signal=SIGQUIT: a dump of every thread, alive after it; then the crash's report, with every thread, appended; status 139" \
+            "alive after the dump: $alive, status $status, dumps $dumps, crashes $crashes, sleeping threads $sleepers (want 6)"
+        show "$tmp/cwd/threads.txt" 60
+        show "$tmp/out/threads.err"
+    fi
+fi
+
 # ---- 6. a real program that loads modules after start-up: python3 + ctypes --------
 # ctypes.string_at(0) faults in libc's strlen, called through libffi from
 # _ctypes, both dlopen'd by `import ctypes`, long after the library built
