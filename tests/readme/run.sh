@@ -164,10 +164,11 @@ status=0
     HOME="$tmp/home" LANG=C.UTF-8 TMPDIR="$tmp" timeout 120 sh "$driver") >"$tmp/driver.out" 2>&1 ||
     status=$?
 
-# wants BLOCK LOG WHAT SAYS: when BLOCK names WHAT (a grep pattern), every
-# "program:" line in LOG says SAYS, and there is one at least.
+# wants BLOCK LOG WHAT SAYS: when BLOCK names WHAT (a grep pattern) and
+# runs ./program, every "program:" line in LOG says SAYS, and there is one
+# at least (a block may run another program, such as sleep, instead).
 wants() {
-    grep -q "$3" "$1" || return 0
+    grep -q "$3" "$1" && grep -q '\./program' "$1" || return 0
     grep -q '^program: ' "$2" && ! grep '^program: ' "$2" | grep -vq "$4"
 }
 while read -r number line; do
