@@ -68,6 +68,8 @@ static void json_other(struct text_out *out, const struct thread_facts *thread, 
     json_state(out, thread->state);
     json_key(out, "crashing", 0);
     text_out_string(out, "false");
+    json_key(out, "reporting", 0);
+    text_out_string(out, "false");
     json_key(out, "read", 0);
     text_out_string(out, thread->outcome == THREAD_READ ? "true" : "false");
     json_reason(out, thread, timeout_ms);
@@ -83,7 +85,8 @@ static void json_other(struct text_out *out, const struct thread_facts *thread, 
     text_out_end_line(out);
 }
 
-static void json_crashing(struct text_out *out, const struct crash_facts *facts,
+/* The thread that writes the report: the crashing one, or the dumping one. */
+static void json_reporting(struct text_out *out, const struct crash_facts *facts,
                           const struct index_snapshot *snapshot)
 {
     text_out_char(out, '{');
@@ -93,13 +96,18 @@ static void json_crashing(struct text_out *out, const struct crash_facts *facts,
     json_string(out, facts->thread_name);
     json_state(out, 'R');
     json_key(out, "crashing", 0);
+    text_out_string(out, facts->kind == REPORT_CRASH ? "true" : "false");
+    json_key(out, "reporting", 0);
     text_out_string(out, "true");
     json_key(out, "read", 0);
     text_out_string(out, "true");
     json_key(out, "reason", 0);
     text_out_string(out, "null");
     json_key(out, "crashed_signal", 0);
-    json_signed(out, facts->signo);
+    if (facts->kind == REPORT_CRASH)
+        json_signed(out, facts->signo);
+    else
+        text_out_string(out, "null");
     json_key(out, "syscall", 0);
     text_out_string(out, "null");
     json_key(out, "frames", 0);
@@ -122,7 +130,7 @@ void report_json_threads(struct text_out *out, const struct crash_facts *facts,
         text_out_string(out, "null");
     json_key(out, "threads", 0);
     text_out_char(out, '[');
-    json_crashing(out, facts, snapshot);
+    json_reporting(out, facts, snapshot);
     for (int i = 0; i < threads->count; i++)
         json_other(out, &threads->threads[i], threads->timeout_ms, snapshot);
     text_out_char(out, ']');

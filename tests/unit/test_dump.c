@@ -252,8 +252,11 @@ Test(dump, backtrace_dump_threads_writes_every_thread_and_returns, .timeout = 30
     const char *json = strstr(out, "{\"format\":\"execinfo_ex crash report 1\",\"kind\":\"dump\"");
     cr_assert_not_null(json, "%s", out);
     cr_assert(strstr(json, "\"signal\":null"), "%s", json);
-    cr_assert_eq(count_of(json, "\"crashing\":false"), 3, "%s", json);
-    cr_assert_eq(count_of(json, "\"crashing\":true"), 1, "%s", json);
+    cr_assert_eq(count_of(json, "\"crashing\":false"), 4, "%s", json);
+    cr_assert_eq(count_of(json, "\"reporting\":true"), 1, "%s", json);
+    cr_assert(strstr(json, "\"threads\":[{\"tid\":"), "%s", json);
+    cr_assert(strstr(json, "\"reporting\":true,\"read\":true,\"reason\":null,\"crashed_signal\":null"),
+              "%s", json);
 }
 
 /* ---- report=: one file for a process's dumps and its crash ---- */
