@@ -304,12 +304,13 @@ int thread_request_answered(int index)
 void thread_request_close_round(void)
 {
     uint32_t round = atomic_load(&generation);
+    /* One bound for all the answers being written, not one each. */
+    int64_t limit = thread_request_now() + WRITING_WAIT_NS;
     for (int i = 0; i < round_count; i++) {
         uint64_t expected = state_word(round, SLOT_WAITING);
         if (atomic_compare_exchange_strong(&current.state[i], &expected,
                                            state_word(round, SLOT_CLOSED)))
             continue;
-        int64_t limit = thread_request_now() + WRITING_WAIT_NS;
         struct timespec pause = { 0, 100 * 1000 };
         while (atomic_load(&current.state[i]) == state_word(round, SLOT_WRITING) &&
                thread_request_now() < limit)
