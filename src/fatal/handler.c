@@ -38,6 +38,7 @@ static atomic_int report_in_progress;
 static atomic_uint reports_written;
 static struct crash_facts facts;         /* static: an alternate stack is small */
 static struct thread_set threads;
+static struct report_request request;
 static char output_buffer[4096];
 
 static void call_callback(const struct handler_view *view, int fd, int signo,
@@ -65,14 +66,16 @@ static void call_callbacks(int fd, void *opaque)
     call_callback(call->view, fd, call->signo, call->info, call->ucontext);
 }
 
+/* Write the report; with KEEP_STOPPED the other threads stay stopped
+ * until release_threads (the process dies before that, or goes on). */
 static void write_report(const struct handler_view *view, int signo, const siginfo_t *info,
-                         const void *ucontext)
+                         const void *ucontext, int keep_stopped)
 {
     const struct options *options = &view->options;
     struct callback_call call = { view, signo, info, ucontext };
-    struct report_request request = {
+    request = (struct report_request){
         .options = options, .fd = -1, .json = options->format == REPORT_JSON,
-        .middle = call_callbacks, .context = &call,
+        .middle = call_callbacks, .context = &call, .keep_stopped = keep_stopped,
         .threads = &threads, .buffer = output_buffer, .buffer_size = sizeof output_buffer,
     };
     crash_collect(&facts, signo, info, ucontext, options->frames);
@@ -134,8 +137,11 @@ static int take_over_stale_gate(int holder, int self)
     return atomic_compare_exchange_strong(&reporter, &holder, self);
 }
 
+/* The program goes on: the threads the report stopped go on too, then
+ * the next crash may report. */
 static void reopen_gate(void)
 {
+    report_deliver_release(&request);
     atomic_store(&reporter, 0);
 }
 
@@ -167,6 +173,16 @@ static void finish(const struct sigaction *previous, int signo, siginfo_t *info,
         previous->sa_sigaction(signo, info, ucontext);
     else
         previous->sa_handler(signo);
+}
+
+/* Whether finish() will end the process by the default action: then the
+ * other threads stay stopped until it dies. */
+static int ends_the_process(const struct sigaction *previous, int signo, const siginfo_t *info)
+{
+    if (previous->sa_handler == SIG_IGN && is_sent(info))
+        return 0;
+    return (previous->sa_handler == SIG_DFL || previous->sa_handler == SIG_IGN) &&
+           !default_keeps_running(signo);
 }
 
 /* Wait, boundedly, for the report begun by another thread: until it is
@@ -224,7 +240,7 @@ void fatal_signal_handler(int signo, siginfo_t *info, void *ucontext)
     if (reporting) {
         atomic_store(&original_signal, signo);
         atomic_store(&report_in_progress, 1);
-        write_report(&view, signo, info, ucontext);
+        write_report(&view, signo, info, ucontext, ends_the_process(&view.previous, signo, info));
         atomic_store(&report_in_progress, 0);
         atomic_fetch_add(&reports_written, 1);
     } else if (expected == self && atomic_load(&report_in_progress)) {

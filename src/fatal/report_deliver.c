@@ -26,7 +26,7 @@ static int thread_total(const struct thread_set *threads)
     return 1 + (threads != NULL ? threads->count : 0);
 }
 
-int report_deliver(const struct crash_facts *facts, const struct report_request *request)
+int report_deliver(const struct crash_facts *facts, struct report_request *request)
 {
     const struct options *options = request->options;
     struct report_settings settings = { options->registers, options->modules };
@@ -53,7 +53,15 @@ int report_deliver(const struct crash_facts *facts, const struct report_request 
         report_text_end(&out);
     int error = text_out_flush(&out);
     report_destination_close(&destination);
-    if (threads != NULL)
-        thread_gather_release(request->threads);
+    request->stopped = threads != NULL;
+    if (!request->keep_stopped)
+        report_deliver_release(request);
     return error < 0 && out.fd == request->fd ? error : thread_total(threads);
+}
+
+void report_deliver_release(struct report_request *request)
+{
+    if (request->stopped)
+        thread_gather_release(request->threads);
+    request->stopped = 0;
 }

@@ -18,15 +18,25 @@ struct report_request {
      * callbacks), if not NULL. */
     void (*middle)(int fd, void *context);
     void *context;
+    /* Leave the other threads stopped after the report: a crash whose
+     * process dies next, so that no thread runs on meanwhile (a thread
+     * woken in pause() would return into the program, which could exit
+     * before the signal kills it). report_deliver_release lets them go. */
+    int keep_stopped;
     /* The caller's storage: a crash and a dump may be written at once. */
     struct thread_set *threads;
     char *buffer;
     size_t buffer_size;
+    int stopped;            /* set by report_deliver: threads are held */
 };
 
-/* Gather the other threads (threads= above 1), write the report, let
- * the threads go on. Returns how many threads the report holds, or a
- * negative errno if nothing could be written. Signal-safe. */
-int report_deliver(const struct crash_facts *facts, const struct report_request *request);
+/* Gather the other threads (threads= above 1), write the report, and let
+ * the threads go on unless keep_stopped. Returns how many threads the
+ * report holds, or a negative errno if nothing could be written.
+ * Signal-safe. */
+int report_deliver(const struct crash_facts *facts, struct report_request *request);
+
+/* Let the threads held by a keep_stopped report go on. Signal-safe. */
+void report_deliver_release(struct report_request *request);
 
 #endif

@@ -14,7 +14,9 @@
 #             child allocates, frees, captures and symbolizes, exits 0
 #   crashes   many threads SIGSEGV at once under the fatal handler (text and
 #             JSON, with and without the hook layer, to stderr or to a
-#             report= file with registers): one complete report
+#             report= file with registers): one complete report, which
+#             lists every other crasher, in tid order, those that had
+#             faulted with "also crashed" and the crash function first
 #   exit      exit() while 32 threads allocate (hooks linked; a quarter of
 #             the runs under mtrace()): right status, no output, whole lines
 #   scribble  heap headers, guards and the bytes around blocks overwritten

@@ -88,6 +88,7 @@ struct expected_report {
     unsigned long fault_address;   /* else: this one, if not 0 */
     int damaged;                   /* -1: any; else the count of damaged blocks */
     int faulted;                   /* out: "*** stress: N threads faulted", or -1 */
+    int other_crashers;            /* crasher-K threads among the other threads (-1: any) */
     const char *fault_block;       /* text of the fault block line, or NULL: none */
 };
 
@@ -100,6 +101,47 @@ static bool fail_because(const char *format, ...)
     vsnprintf(why_buffer, sizeof why_buffer, format, arguments);
     va_end(arguments);
     return false;
+}
+
+/* After the crashing thread's part: "*** other threads (N), by tid:",
+ * then N sections in tid order, each a header and its frames; a crasher
+ * that also crashed has the crash function first. Moves *AT past them. */
+static bool check_thread_sections(char **lines, int count, int *at,
+                                  const struct expected_report *expected)
+{
+    int sections, crashers = 0, last_tid = 0;
+    if (*at >= count || sscanf(lines[*at], "*** other threads (%d), by tid:", &sections) != 1)
+        return expected->other_crashers <= 0 ? true
+                                             : fail_because("no other threads: \"%s\"",
+                                                            *at < count ? lines[*at] : "");
+    for ((*at)++; sections > 0; sections--) {
+        int tid, frames = 0;
+        char name[32], state;
+        if (*at >= count || sscanf(lines[*at], "*** thread %d \"%31[^\"]\" %c (", &tid, name, &state) != 3)
+            return fail_because("thread line \"%s\"", *at < count ? lines[*at] : "");
+        if (tid <= last_tid)
+            return fail_because("thread %d after %d: not by tid", tid, last_tid);
+        last_tid = tid;
+        const char *counted = strstr(lines[*at], ", ");
+        if (counted != NULL)
+            sscanf(strrchr(lines[*at], ',') + 1, " %d frame", &frames);
+        bool also = strstr(lines[*at], ": also crashed: signal 11 (SIGSEGV)") != NULL;
+        crashers += starts_with(name, "crasher-");
+        int first = ++*at;
+        for (; *at < count && (lines[*at][0] == '#' || starts_with(lines[*at], "    inlined: ")); (*at)++)
+            ;
+        char function[96];
+        snprintf(function, sizeof function, "(%s+", expected->crash_function);
+        if (also && (first >= count || strstr(lines[first], function) == NULL))
+            return fail_because("thread %d also crashed, but not in %s: \"%s\"", tid,
+                                expected->crash_function, first < count ? lines[first] : "");
+        if (frames > 0 && *at - first < frames)
+            return fail_because("thread %d: %d frame lines, its header says %d", tid, *at - first,
+                                frames);
+    }
+    if (expected->other_crashers >= 0 && crashers != expected->other_crashers)
+        return fail_because("%d other crashers listed, want %d", crashers, expected->other_crashers);
+    return true;
 }
 
 static bool check_text_report(char *output, struct expected_report *expected)
@@ -177,6 +219,8 @@ static bool check_text_report(char *output, struct expected_report *expected)
         if (strstr(lines[at - 1], "rip 0x") == NULL)
             return fail_because("no rip in \"%s\"", lines[at - 1]);
     }
+    if (!check_thread_sections(lines, count, &at, expected))
+        return false;
     if (expected->faulted == 0) {
         /* The program's crash callback comes first after the trace. */
         if (at >= count || sscanf(lines[at], "*** stress: %d threads faulted", &expected->faulted) != 1)
@@ -386,7 +430,7 @@ static int simultaneous_crashes(int runs)
         struct expected_report expected = {
             .pid = result.pid, .hooks = hooks, .json = json, .registers = file,
             .crash_function = "crash_now", .crasher_thread = true, .damaged = hooks ? 0 : -1,
-            .faulted = 0,
+            .faulted = 0, .other_crashers = atoi(threads) - 1,
         };
         char described[320];
         snprintf(described, sizeof described, "%s, %s, %s threads, %s", json ? "json" : "text",
