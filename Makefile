@@ -24,6 +24,8 @@ DEMANGLE_LIBS := -liberty
 DEP_LIBS   := $(shell pkg-config --libs $(PKGS)) $(DEMANGLE_LIBS) -lpthread
 LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP_CFLAGS)
 
+# The minidump's CPU context, one file per architecture (aarch64 next).
+MINIDUMP_CONTEXT_SOURCE := src/minidump/minidump_context_x86_64.c
 # The signal-safe world: objects whose undefined symbols must all be on
 # tests/tools/signal_safe_allowlist.txt (checked by make test).
 SIGNAL_SAFE_SOURCES := \
@@ -65,7 +67,18 @@ SIGNAL_SAFE_SOURCES := \
 	src/threads/thread_list.c \
 	src/threads/thread_proc.c \
 	src/threads/thread_request.c \
-	src/threads/thread_gather.c
+	src/threads/thread_gather.c \
+	src/fatal/report_minidump.c \
+	src/minidump/minidump_writer.c \
+	src/minidump/minidump_file.c \
+	src/minidump/minidump_maps.c \
+	src/minidump/minidump_threads.c \
+	src/minidump/minidump_modules.c \
+	src/minidump/minidump_file_id.c \
+	src/minidump/minidump_system.c \
+	src/minidump/minidump_linux.c \
+	src/minidump/minidump_path.c \
+	$(MINIDUMP_CONTEXT_SOURCE)
 # The hook layer's part of it (in libexecinfo_ex_hooks.so).
 HOOKS_SIGNAL_SAFE_SOURCES := \
 	src/hooks/block.c \

@@ -49,6 +49,9 @@ static void usage(FILE *out)
           "  -d, --dump-signal=SIG on signal SIG (a name, e.g. QUIT or SIGQUIT, or a\n"
           "                        number) write a report of every thread, and PROGRAM\n"
           "                        runs on: kill -QUIT PID shows where a hung program is\n"
+          "      --minidump=PATH   also write a Breakpad minidump of the crash: PATH is\n"
+          "                        a file (%p: the process id) or a directory, where\n"
+          "                        each crash gets PROGRAM-PID-YYYYMMDDTHHMMSSZ.dmp\n"
           "  -h, --help            show this help and exit\n"
           "  -V, --version         show the version and exit\n"
           "\n"
@@ -65,7 +68,7 @@ static void usage(FILE *out)
  * that the flags win (the last one given wins). */
 static int build_options(int argc, char **argv, struct launch *launch)
 {
-    enum { OVERWRITE = 256, THREADS_TIMEOUT };
+    enum { OVERWRITE = 256, THREADS_TIMEOUT, MINIDUMP };
     static const struct option long_options[] = {
         { "report", required_argument, NULL, 'o' }, { "json", no_argument, NULL, 'j' },
         { "registers", no_argument, NULL, 'r' },   { "signals", required_argument, NULL, 's' },
@@ -73,6 +76,7 @@ static int build_options(int argc, char **argv, struct launch *launch)
         { "threads", required_argument, NULL, 't' },
         { "threads-timeout-ms", required_argument, NULL, THREADS_TIMEOUT },
         { "dump-signal", required_argument, NULL, 'd' },
+        { "minidump", required_argument, NULL, MINIDUMP },
         { "help", no_argument, NULL, 'h' },        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
@@ -90,6 +94,7 @@ static int build_options(int argc, char **argv, struct launch *launch)
         case 't': launch_append(launch, "threads", optarg); break;
         case THREADS_TIMEOUT: launch_append(launch, "threads_timeout_ms", optarg); break;
         case 'd': launch_append(launch, "dump_signal", optarg); break;
+        case MINIDUMP: launch_append_path(launch, "minidump", optarg); break;
         case 'h': usage(stdout); exit(0);
         case 'V': puts("execinfo_ex_run 0.1.0"); exit(0);
         default: usage(stderr); exit(2);

@@ -50,10 +50,18 @@ void launch_append(struct launch *launch, const char *name, const char *value)
 
 void launch_append_report(struct launch *launch, const char *file)
 {
+    if (strcmp(file, "stderr") == 0)
+        launch_append(launch, "report", file);
+    else
+        launch_append_path(launch, "report", file);
+}
+
+void launch_append_path(struct launch *launch, const char *name, const char *file)
+{
     char cwd[4096], path[8192];
 
-    if (file[0] == '/' || file[0] == '\0' || strcmp(file, "stderr") == 0) {
-        launch_append(launch, "report", file);
+    if (file[0] == '/' || file[0] == '\0') {
+        launch_append(launch, name, file);
         return;
     }
     if (getcwd(cwd, sizeof cwd) == NULL) {
@@ -61,7 +69,7 @@ void launch_append_report(struct launch *launch, const char *file)
         exit(2);
     }
     snprintf(path, sizeof path, "%s/%s", cwd, file);
-    launch_append(launch, "report", path);
+    launch_append(launch, name, path);
 }
 
 /* The library's open (src/fatal/report_destination.c): O_CREAT O_EXCL O_NOFOLLOW, or

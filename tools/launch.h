@@ -27,6 +27,8 @@ void launch_append(struct launch *launch, const char *name, const char *value);
 /* report=FILE, made absolute from the current directory: the library opens
  * it only at the crash, after the program may have changed directory. */
 void launch_append_report(struct launch *launch, const char *file);
+/* NAME=FILE with FILE made absolute against the current directory. */
+void launch_append_path(struct launch *launch, const char *name, const char *file);
 
 /* Parse the composed string as the library will (exit 2 on an error) into
  * PARSED, then say once on stderr why the report would go to stderr

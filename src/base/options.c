@@ -264,6 +264,20 @@ static int parse_report(struct options *o, const char *value, size_t length)
     return 0;
 }
 
+/* An absolute path, like report=; "" turns it off. */
+static int parse_minidump(struct options *o, const char *value, size_t length)
+{
+    if (length == 0) {
+        o->minidump[0] = '\0';
+        return 0;
+    }
+    if (length >= sizeof o->minidump || value[0] != '/')
+        return -EINVAL;
+    memcpy(o->minidump, value, length);
+    o->minidump[length] = '\0';
+    return 0;
+}
+
 /* "RTMIN+N" / "RTMAX-N", as kill -l writes them. */
 static int parse_realtime(const char *name)
 {
@@ -389,7 +403,7 @@ static const struct {
     { "fill_max", parse_fill_max },   { "on_error", parse_on_error },
     { "mtrace_frames", parse_mtrace_frames }, { "exit_check", parse_exit_check },
     { "threads", parse_threads },     { "threads_timeout_ms", parse_threads_timeout },
-    { "dump_signal", parse_dump_signal },
+    { "dump_signal", parse_dump_signal }, { "minidump", parse_minidump },
 };
 
 #define KNOWN_COUNT (sizeof known_options / sizeof known_options[0])

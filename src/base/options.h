@@ -33,6 +33,8 @@ struct options {
                                  included; default 1024 */
     int threads_timeout_ms;   /* threads_timeout_ms=1..60000: the gathering's deadline; 1000 */
     int dump_signal;          /* dump_signal=SIG: a dump of every thread, and run on; 0: none */
+    char minidump[OPTIONS_PATH_MAX]; /* minidump=PATH: a file (%p: the pid) or a directory;
+                                        "": none */
     /* heap hook layer (libexecinfo_ex_hooks.so; the core library ignores these) */
     int heap;                 /* heap=0|1: record allocations; 0 is a pure pass-through */
     int heap_frames;          /* heap_frames=1..64: stack depth per allocation; default 16 */

@@ -16,6 +16,7 @@
 #include "handler.h"
 #include "crash_facts.h"
 #include "report_deliver.h"
+#include "report_minidump.h"
 #include "signal_frame.h"
 #include "../threads/thread_request.h"
 
@@ -60,9 +61,20 @@ struct callback_call {
     const void *ucontext;
 };
 
+/* minidump=: after the report's body, before the callbacks. The crashing
+ * thread only for now (threads NULL): the every-thread branch passes
+ * request.threads here when request.stopped (the set report_deliver
+ * gathered, still stopped while the middle part is written). */
+static void write_minidump(int fd, const struct callback_call *call)
+{
+    const struct options *options = &call->view->options;
+    report_minidump(fd, options->format == REPORT_JSON, options, &facts, NULL);
+}
+
 static void call_callbacks(int fd, void *opaque)
 {
     const struct callback_call *call = opaque;
+    write_minidump(fd, call);
     call_callback(call->view, fd, call->signo, call->info, call->ucontext);
 }
 

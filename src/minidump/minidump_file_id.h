@@ -1,0 +1,17 @@
+/* minidump_file_id.h: Breakpad's identifier of an ELF file that has no
+ * build-id (common/linux/file_id.cc, HashElfTextSection).
+ * World: signal-safe. */
+#ifndef EXECINFO_EX_MINIDUMP_FILE_ID_H
+#define EXECINFO_EX_MINIDUMP_FILE_ID_H
+
+#include <stdint.h>
+
+#include "minidump_format.h"
+
+/* The 16 bytes of the file at PATH's fallback identifier: its .text
+ * section's first page (at most 4096 bytes, read in 16-byte blocks, the
+ * last one whole) XORed together, 16 bytes at a time. Read from the file,
+ * as Breakpad does. Returns 0, or -errno (-ENOENT: no .text). */
+int minidump_file_id_from_text(const char *path, uint8_t id[MD_GUID_SIZE]);
+
+#endif
