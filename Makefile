@@ -77,6 +77,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/minidump/minidump_file_id.c \
 	src/minidump/minidump_system.c \
 	src/minidump/minidump_linux.c \
+	src/minidump/minidump_memory_info.c \
 	src/minidump/minidump_path.c \
 	$(MINIDUMP_CONTEXT_SOURCE)
 # The hook layer's part of it (in libexecinfo_ex_hooks.so).

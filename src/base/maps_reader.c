@@ -39,7 +39,9 @@ static int parse_line(char *text, struct maps_entry *entry)
     if (at == NULL || *at != '-' || (at = parse_hex(at + 1, &entry->end)) == NULL || *at != ' ')
         return -1;
     entry->readable = at[1] == 'r';
+    entry->writable = at[1] != '\0' && at[2] == 'w';
     entry->executable = at[1] != '\0' && at[2] != '\0' && at[3] == 'x';
+    entry->shared = at[1] != '\0' && at[2] != '\0' && at[3] != '\0' && at[4] == 's';
     at = skip_field(at);
     while (*at == ' ')
         at++;

@@ -8,7 +8,9 @@
 struct maps_entry {
     uintptr_t start, end, offset;
     int readable;
+    int writable;
     int executable;
+    int shared;         /* 's' rather than 'p' */
     const char *path;   /* "" for anonymous memory; valid during the callback */
 };
 

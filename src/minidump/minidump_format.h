@@ -17,6 +17,8 @@ enum md_stream_type {
     MD_MEMORY_LIST_STREAM = 5,
     MD_EXCEPTION_STREAM = 6,
     MD_SYSTEM_INFO_STREAM = 7,
+    MD_MISC_INFO_STREAM = 15,
+    MD_MEMORY_INFO_LIST_STREAM = 16,
     MD_THREAD_NAME_LIST_STREAM = 24,        /* Crashpad's, read by rust-minidump */
     MD_LINUX_CPU_INFO = 0x47670003,         /* /proc/cpuinfo */
     MD_LINUX_PROC_STATUS = 0x47670004,      /* /proc/self/status */
@@ -131,6 +133,49 @@ struct md_raw_system_info {
     } cpu;
 };
 
+/* MINIDUMP_MISC_INFO, the first version: the process id. */
+#define MD_MISCINFO_FLAGS1_PROCESS_ID 0x1u
+struct md_raw_misc_info {
+    uint32_t size_of_info;
+    uint32_t flags1;
+    uint32_t process_id;
+    uint32_t process_create_time;
+    uint32_t process_user_time;
+    uint32_t process_kernel_time;
+};
+
+/* MINIDUMP_MEMORY_INFO_LIST: every mapping with its protection, as
+ * Crashpad writes it from /proc/self/maps. */
+struct md_raw_memory_info_list {
+    uint32_t size_of_header;
+    uint32_t size_of_entry;
+    uint64_t number_of_entries;
+};
+
+#define MD_MEMORY_STATE_COMMIT 0x1000u
+#define MD_MEMORY_TYPE_PRIVATE 0x20000u
+#define MD_MEMORY_TYPE_MAPPED 0x40000u
+#define MD_MEMORY_PROTECT_NOACCESS 0x01u
+#define MD_MEMORY_PROTECT_READONLY 0x02u
+#define MD_MEMORY_PROTECT_READWRITE 0x04u
+#define MD_MEMORY_PROTECT_WRITECOPY 0x08u
+#define MD_MEMORY_PROTECT_EXECUTE 0x10u
+#define MD_MEMORY_PROTECT_EXECUTE_READ 0x20u
+#define MD_MEMORY_PROTECT_EXECUTE_READWRITE 0x40u
+#define MD_MEMORY_PROTECT_EXECUTE_WRITECOPY 0x80u
+
+struct md_raw_memory_info {
+    uint64_t base_address;
+    uint64_t allocation_base;
+    uint32_t allocation_protection;
+    uint32_t alignment1;
+    uint64_t region_size;
+    uint32_t state;
+    uint32_t protection;
+    uint32_t type;
+    uint32_t alignment2;
+};
+
 /* MINIDUMP_THREAD_NAME: packed to 4, as Crashpad writes it. */
 struct __attribute__((packed, aligned(4))) md_raw_thread_name {
     uint32_t thread_id;
@@ -159,6 +204,9 @@ _Static_assert(sizeof(struct md_raw_thread) == 48, "MDRawThread");
 _Static_assert(sizeof(struct md_raw_module) == 108, "MD_MODULE_SIZE");
 _Static_assert(sizeof(struct md_raw_exception_stream) == 168, "MDRawExceptionStream");
 _Static_assert(sizeof(struct md_raw_system_info) == 56, "MDRawSystemInfo");
+_Static_assert(sizeof(struct md_raw_misc_info) == 24, "MDRawMiscInfo");
+_Static_assert(sizeof(struct md_raw_memory_info_list) == 16, "MDRawMemoryInfoList");
+_Static_assert(sizeof(struct md_raw_memory_info) == 48, "MDRawMemoryInfo");
 _Static_assert(sizeof(struct md_raw_thread_name) == 12, "MDRawThreadName");
 _Static_assert(sizeof(struct md_raw_link_map64) == 24, "MDRawLinkMap64");
 _Static_assert(sizeof(struct md_raw_debug64) == 40, "MDRawDebug64");

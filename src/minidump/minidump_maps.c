@@ -32,7 +32,10 @@ static int add_mapping(const struct maps_entry *entry, void *context)
     mapping->start = entry->start;
     mapping->end = entry->end;
     mapping->offset = entry->offset;
-    mapping->readable = entry->readable;
+    mapping->readable = (unsigned char)entry->readable;
+    mapping->writable = (unsigned char)entry->writable;
+    mapping->executable = (unsigned char)entry->executable;
+    mapping->shared = (unsigned char)entry->shared;
     mapping->path = keep_path(maps, entry->path);
     maps->count++;
     return 0;

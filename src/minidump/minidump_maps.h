@@ -11,7 +11,7 @@
 struct minidump_mapping {
     uintptr_t start, end, offset;
     uint32_t path;          /* offset in minidump_maps.paths; 0: anonymous */
-    int readable;
+    unsigned char readable, writable, executable, shared;
 };
 
 struct minidump_maps {

@@ -28,6 +28,8 @@ int minidump_module_list(struct minidump_state *state, struct md_raw_directory *
 int minidump_memory_list(struct minidump_state *state, struct md_raw_directory *entry);
 int minidump_exception(struct minidump_state *state, struct md_raw_directory *entry);
 int minidump_system_info(struct minidump_state *state, struct md_raw_directory *entry);
+int minidump_misc_info(struct minidump_state *state, struct md_raw_directory *entry);
+int minidump_memory_info_list(struct minidump_state *state, struct md_raw_directory *entry);
 int minidump_dso_debug(struct minidump_state *state, struct md_raw_directory *entry);
 
 /* A Linux stream of Breakpad's: the content of PATH as stream TYPE. */

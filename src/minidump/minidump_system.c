@@ -1,6 +1,6 @@
 /* minidump_system.c: the exception stream (the signal, its code and
- * address, the crashing thread's context), the memory list and the
- * system info (CPU, OS, kernel version).
+ * address, the crashing thread's context), the memory list, the system
+ * info (CPU, OS, kernel version) and the misc info (the process id).
  * World: signal-safe (uname and the cpuid of the architecture's file). */
 #include "minidump_streams.h"
 #include "minidump_context.h"
@@ -79,6 +79,19 @@ static int write_os_version(struct minidump_state *state, uint32_t *rva)
     if (result == 0)
         *rva = where.rva;
     return result;
+}
+
+/* The first version of MINIDUMP_MISC_INFO: the process id (Breakpad's
+ * Linux writer has none; Crashpad's does). */
+int minidump_misc_info(struct minidump_state *state, struct md_raw_directory *entry)
+{
+    struct md_raw_misc_info info;
+    memset(&info, 0, sizeof info);
+    info.size_of_info = sizeof info;
+    info.flags1 = MD_MISCINFO_FLAGS1_PROCESS_ID;
+    info.process_id = (uint32_t)state->input->crash->pid;
+    entry->stream_type = MD_MISC_INFO_STREAM;
+    return minidump_file_append(&state->file, &info, sizeof info, &entry->location);
 }
 
 /* The processors present ("0-7" or "0,2-3" in sysfs), at most 255. */

@@ -1,7 +1,8 @@
 /* minidump_writer.c: the minidump, stream by stream in the order of
  * Breakpad's Linux writer (minidump_writer.cc, Dump()), then the thread
- * names Crashpad adds; the header and the directory last, once the
- * streams that could be written are known. A stream that fails is left
+ * names, misc info and memory info list that Crashpad adds; the header
+ * and the directory last, once the streams that could be written are
+ * known. A stream that fails is left
  * out of the directory and the others stay usable.
  * World: signal-safe (mmap'd scratch memory, raw syscalls). */
 #define _GNU_SOURCE
@@ -80,8 +81,12 @@ static void write_streams(struct minidump_state *state, struct md_raw_directory 
             (*count)++;
     if (minidump_dso_debug(state, &directory[*count]) == 0)
         (*count)++;
-    if (minidump_thread_names(state, &directory[*count]) == 0)
-        (*count)++;
+    int (*const added[])(struct minidump_state *, struct md_raw_directory *) = {
+        minidump_thread_names, minidump_misc_info, minidump_memory_info_list,
+    };
+    for (size_t i = 0; i < sizeof added / sizeof added[0]; i++)
+        if (added[i](state, &directory[*count]) == 0)
+            (*count)++;
 }
 
 static int write_dump(struct minidump_state *state)
