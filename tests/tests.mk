@@ -161,6 +161,26 @@ $(BUILD)/tests/state_program: tests/fixtures/state_program.c src/hooks/state_blo
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fno-builtin -Iinclude -Isrc $< src/hooks/state_blob.c \
 		-o $@ -L$(BUILD) -lexecinfo_ex_hooks -lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)
 
+# test_minidump.c: Breakpad's own processor is the judge, fetched with npm
+# (tests/tools/get_breakpad_tools.sh; .ci/run fetches it first). A program
+# with threads, built with -g for dump_syms, linked with a library that
+# has no build-id (Breakpad's fallback identifier).
+BREAKPAD_TOOLS := $(BUILD)/breakpad/minidump_stackwalk
+
+$(BREAKPAD_TOOLS): tests/tools/get_breakpad_tools.sh
+	sh tests/tools/get_breakpad_tools.sh $(BUILD)/breakpad
+
+$(BUILD)/tests/libminidump_plain.so: tests/fixtures/minidump_plain_lib.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fPIC -shared -Wl,--build-id=none -Wl,-soname,libminidump_plain.so $< -o $@
+
+$(BUILD)/tests/minidump_threads: tests/fixtures/minidump_threads.c $(BUILD)/tests/libminidump_plain.so all
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -Iinclude $< -o $@ -L$(BUILD) -lexecinfo_ex -L$(BUILD)/tests -lminidump_plain \
+		-lpthread -Wl,-rpath,$(CURDIR)/$(BUILD):$(CURDIR)/$(BUILD)/tests
+
+$(BUILD)/tests/test_minidump: $(BUILD)/tests/minidump_threads $(BREAKPAD_TOOLS)
+
 # -rdynamic: so that glibc's backtrace_symbols can name the same frames,
 # for the line-for-line comparison; the integration tests build without it.
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/support.h tests/crash_helpers.h all $(TEST_FIXTURES)
