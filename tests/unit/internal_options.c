@@ -144,7 +144,22 @@ Test(options, the_unknown_option_message_lists_every_name)
     options_defaults(&options);
     cr_assert_eq(options_parse(&options, "colour=blue", error, sizeof error), -EINVAL);
     cr_assert(strstr(error, "(known: lines, line_memory,"), "%s", error);
-    cr_assert(strstr(error, ", exit_check, threads, threads_timeout_ms, dump_signal)"), "%s", error);
+    cr_assert(strstr(error, ", exit_check, threads, threads_timeout_ms, dump_signal, minidump)"), "%s",
+              error);
+}
+
+Test(options, minidump_is_an_absolute_path_or_off)
+{
+    struct options options;
+    char error[256];
+    options_defaults(&options);
+    cr_assert_str_eq(options.minidump, "");
+    cr_assert_eq(options_parse(&options, "minidump=/var/crash/dump-%p.dmp", error, sizeof error), 0);
+    cr_assert_str_eq(options.minidump, "/var/crash/dump-%p.dmp");
+    cr_assert_eq(options_parse(&options, "minidump=", error, sizeof error), 0);
+    cr_assert_str_eq(options.minidump, "");
+    cr_assert_eq(options_parse(&options, "minidump=crash.dmp", error, sizeof error), -EINVAL);
+    cr_assert(strstr(error, "bad value 'crash.dmp' for option 'minidump'"), "%s", error);
 }
 
 Test(options, exit_check_is_a_flag_on_by_default)
