@@ -180,6 +180,7 @@ $(BUILD)/tests/minidump_threads: tests/fixtures/minidump_threads.c $(BUILD)/test
 		-lpthread -Wl,-rpath,$(CURDIR)/$(BUILD):$(CURDIR)/$(BUILD)/tests
 
 $(BUILD)/tests/test_minidump: $(BUILD)/tests/minidump_threads $(BREAKPAD_TOOLS)
+$(BUILD)/tests/internal_minidump: $(BREAKPAD_TOOLS)
 
 # -rdynamic: so that glibc's backtrace_symbols can name the same frames,
 # for the line-for-line comparison; the integration tests build without it.
