@@ -106,12 +106,14 @@ static size_t utf16_units(const char *text, size_t length, uint16_t *out)
     return count;
 }
 
+/* In the scratch buffer: the length (two units), the text, a NUL. */
 int minidump_file_append_string(struct minidump_file *file, const char *text, size_t length,
                                 struct md_location *where)
 {
-    uint16_t units[2 + 2 * 512]; /* the length (two units), then the text */
-    if (length > 512)
-        length = 512; /* paths and names: PATH_MAX-sized at most, in practice */
+    uint16_t *units = (uint16_t *)file->scratch;
+    size_t capacity = file->scratch_size / 2 - 3;
+    if (length > capacity)
+        length = capacity; /* a byte of UTF-8 gives at most one unit */
     size_t count = utf16_units(text, length, units + 2);
     uint32_t bytes = (uint32_t)(count * 2);
     units[0] = (uint16_t)(bytes & 0xffff);

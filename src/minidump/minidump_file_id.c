@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define TEXT_BYTES 4096
+#define TEXT_BYTES (MINIDUMP_FILE_ID_SCRATCH - MD_GUID_SIZE)
 
 static int read_at(int fd, void *out, size_t size, uint64_t offset)
 {
@@ -58,11 +58,10 @@ static int find_section(int fd, const Elf64_Ehdr *header, const char *name, uint
     return result < 0 ? result : -ENOENT;
 }
 
-static int hash_text(int fd, uint8_t id[MD_GUID_SIZE])
+static int hash_text(int fd, uint8_t id[MD_GUID_SIZE], uint8_t *text)
 {
     Elf64_Ehdr header;
     uint64_t offset, size;
-    uint8_t text[TEXT_BYTES + MD_GUID_SIZE];
     int result = read_at(fd, &header, sizeof header, 0);
     if (result < 0)
         return result;
@@ -85,12 +84,12 @@ static int hash_text(int fd, uint8_t id[MD_GUID_SIZE])
     return 0;
 }
 
-int minidump_file_id_from_text(const char *path, uint8_t id[MD_GUID_SIZE])
+int minidump_file_id_from_text(const char *path, uint8_t id[MD_GUID_SIZE], uint8_t *scratch)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return -errno;
-    int result = hash_text(fd, id);
+    int result = hash_text(fd, id, scratch);
     close(fd);
     return result;
 }

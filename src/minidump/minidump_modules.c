@@ -28,7 +28,7 @@ static int write_codeview(struct minidump_state *state, const struct index_modul
     if (length > 0 && length <= MODULE_BUILD_ID_MAX) {
         memcpy(record + 4, module->build_id, length);
     } else {
-        if (minidump_file_id_from_text(path, record + 4) < 0)
+        if (minidump_file_id_from_text(path, record + 4, (uint8_t *)state->file.scratch) < 0)
             return -1; /* no identifier: no CodeView record, as Breakpad */
         length = MD_GUID_SIZE;
     }
