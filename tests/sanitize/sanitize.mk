@@ -181,7 +181,7 @@ VALGRIND_TOOL  := valgrind --error-exitcode=99 --leak-check=full --errors-for-le
 	--show-leak-kinds=definite --num-callers=30 \
 	--suppressions=$(CURDIR)/tests/sanitize/valgrind.supp --log-file=$(VALGRIND_LOGS)/vg.%p
 VALGRIND       := $(VALGRIND_TOOL) --trace-children=yes \
-	--trace-children-skip='/bin/*,/sbin/*,/usr/*,*/python3*'
+	--trace-children-skip='/bin/*,/sbin/*,/usr/*,*/python3*,*/breakpad/*'
 
 # The normal world: the internal modules and the API tests that neither
 # crash on purpose nor replace malloc. Not under Valgrind:

@@ -26,6 +26,7 @@ static void facts_of_here(struct crash_facts *facts)
 {
     ucontext_t here;
     memset(facts, 0, sizeof *facts);
+    memset(&here, 0, sizeof here); /* getcontext saves no x87 or SSE registers */
     cr_assert_eq(getcontext(&here), 0);
     facts->kind = REPORT_CRASH;
     facts->signo = SIGSEGV;
