@@ -30,6 +30,7 @@
 
 #define REQUEST_SIGNAL 61 /* the library's THREAD_REQUEST_SIGNAL */
 
+#ifndef __SANITIZE_ADDRESS__ /* a malloc of ours would replace ASan's (tests/sanitize/sanitize.mk) */
 /* ---- the malloc trap (case 13), as in test_signal_safety.c ----
  * Interposed for the whole program (this executable is linked with
  * -rdynamic, so the library's calls land here too). Off, it passes every
@@ -73,6 +74,8 @@ int posix_memalign(void **out, size_t a, size_t size)
     return *out ? 0 : ENOMEM;
 }
 
+
+#endif
 /* ---- the child's side: threads, their states, what they say ---- */
 
 /* A check inside a child: on failure, say why on stderr and exit 1 (the
@@ -1474,6 +1477,7 @@ Test(threads, a_thousand_threads, .timeout = 60)
     free(report);
 }
 
+#ifndef __SANITIZE_ADDRESS__
 /* ---- 13. the gathering never allocates ---- */
 
 static void *nothing(void *unused) { return unused; }
@@ -1523,3 +1527,4 @@ Test(threads, the_gathering_never_allocates, .timeout = 30)
     cr_assert(strstr(out, "\"blocker\" S (sleeping): blocks every signal"), "%s", out);
     assert_thread_lines_well_formed(out);
 }
+#endif
