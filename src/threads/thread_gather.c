@@ -171,8 +171,10 @@ int thread_gather(struct thread_set *set, const struct gather_settings *settings
     set->count = count;
     set->left_out = set->seen - 1 - count > 0 ? set->seen - 1 - count : 0;
     static unsigned char asked[THREADS_CAP_MAX]; /* one gatherer at a time */
+    thread_request_populate(count);
     for (int i = 0; i < count; i++)
         describe(&set->threads[i], tids[i]);
+    thread_request_read_mappings();
     thread_request_open_round();
     expected = ask_all(set, asked);
     int64_t early = thread_request_now() + BLOCKED_CHECK_NS;
