@@ -11,6 +11,7 @@
 # themselves (bench, first_call_helper_libunwind) get -lunwind.
 
 BENCH_DIR          := $(BUILD)/bench
+BENCH_THREADS_LOAD_RUNS ?= 11
 BENCH_CFLAGS       := -std=gnu11 -O2 -g -Wall -Wextra -Iinclude
 BENCH_OURS_LIBS    := -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
 BENCH_UNWIND_FLAGS := -DUNW_LOCAL_ONLY $(shell pkg-config --cflags libunwind)
@@ -322,3 +323,26 @@ $(BENCH_DIR)/stop_methods: bench/threads/stop_methods.c bench/timing.h
 .PHONY: bench-stop-methods
 bench-stop-methods: $(BENCH_DIR)/stop_methods
 	$(BENCH_DIR)/stop_methods $(BENCH_STOP_ARGS)
+
+# ---- the every-thread report against eu-stack and gdb (issue 23) -------------
+# Fault to end of report with 1, 16, 256 and 1,000 threads (threads=1024
+# and threads=1; with minidump= when the library knows it), the same
+# process dumped on SIGUSR1 (dump_signal=), and eu-stack -p and gdb's
+# thread apply all bt on it, pinned to one CPU, interleaved, medians
+# (bench/threads/crash_latency.c); then what threads= costs the start-up
+# of a process that never crashes (load_cost's "threads" table).
+# BENCH_THREADS_ARGS: crash_latency's options (-r, -R, -n, -M DIR, -T);
+# BENCH_THREADS_LOAD_RUNS: the start-up table's repetitions (default 11).
+$(BENCH_DIR)/crash_latency: bench/threads/crash_latency.c bench/threads/crowd_page.h bench/timing.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $< -o $@
+
+$(BENCH_DIR)/crash_latency_helper: bench/threads/crash_latency_helper.c bench/threads/crowd_page.h \
+		bench/timing.h $(SHARED) $(BUILD)/libexecinfo_ex.so
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $< -o $@ $(BENCH_OURS_LIBS) -lpthread
+
+.PHONY: bench-threads
+bench-threads: $(BENCH_DIR)/crash_latency $(BENCH_DIR)/crash_latency_helper $(BENCH_DIR)/load_cost
+	$(BENCH_DIR)/crash_latency $(BENCH_THREADS_ARGS)
+	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD) $(BENCH_THREADS_LOAD_RUNS) threads

@@ -9,7 +9,15 @@
  * repetition runs every contender once, the order rotating; medians.
  *
  * Usage: load_cost BUILD_DIR [REPETITIONS]. A benchmark, not a test:
- * it checks no timing. */
+ * it checks no timing.
+ *
+ * load_cost BUILD_DIR REPETITIONS threads: only what the every-thread
+ * report's option costs a process that never crashes (issue 23, run by
+ * `make bench-threads`): /bin/true, TRUE_RUNS processes a sample, plain,
+ * preloaded with handler=1 (threads=1024, the default) and with
+ * handler=1:threads=1, both with the warm cache, alternating process by
+ * process; CPU (as above) and wall time (spawn to reaped), medians of
+ * REPETITIONS x TRUE_RUNS processes each. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <spawn.h>
@@ -19,6 +27,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -242,6 +251,63 @@ static void table(const char *title, sampler *sample, int repetitions, double un
     }
 }
 
+/* Issue 23: handler=1 (threads=1024 by default) against
+ * handler=1:threads=1, /bin/true, warm cache; CPU and wall per process.
+ * The contenders alternate process by process (the order rotating), so
+ * that the machine's drift between batches falls on all of them alike;
+ * medians of every process's figure. */
+#define THREADS_CONTENDERS 3
+static void run_true_threads(int contender, double *cpu, double *wall)
+{
+    static const char *const suffix[THREADS_CONTENDERS] = { NULL, "", ":threads=1" };
+    char options[4400];
+    const char *preload = contender == 0 ? NULL : core_library;
+    char *argv[] = { "/bin/true", NULL };
+    struct timespec before_wall, after_wall;
+    snprintf(options, sizeof options, "handler=1:index_cache=%s%s", warm_directory(),
+             contender == 0 ? "" : suffix[contender]);
+    double before = children_cpu();
+    clock_gettime(CLOCK_MONOTONIC, &before_wall);
+    run(argv, preload, contender == 0 ? NULL : options);
+    clock_gettime(CLOCK_MONOTONIC, &after_wall);
+    *cpu = children_cpu() - before;
+    *wall = (double)(after_wall.tv_sec - before_wall.tv_sec) +
+            (after_wall.tv_nsec - before_wall.tv_nsec) / 1e9;
+}
+
+static void threads_table(int repetitions)
+{
+    static const char *const names[THREADS_CONTENDERS] = {
+        "plain", "handler=1 (threads=1024)", "handler=1:threads=1" };
+    static double cpu[THREADS_CONTENDERS][MAX_REPETITIONS * TRUE_RUNS],
+        wall[THREADS_CONTENDERS][MAX_REPETITIONS * TRUE_RUNS];
+    int runs = repetitions * TRUE_RUNS;
+    for (int contender = 1; contender < THREADS_CONTENDERS; contender++)
+        run_true_threads(contender, &cpu[0][0], &wall[0][0]); /* fill the warm cache */
+    for (int i = 0; i < runs; i++)
+        for (int k = 0; k < THREADS_CONTENDERS; k++) {
+            int contender = (k + i) % THREADS_CONTENDERS;
+            run_true_threads(contender, &cpu[contender][i], &wall[contender][i]);
+        }
+    printf("\nStart-up cost of threads= (issue 23): /bin/true under LD_PRELOAD, warm index cache;\n"
+           "per process, median of %d processes each, alternating process by process\n\n", runs);
+    printf("| | CPU (ms) | wall, spawn to reaped (ms) | CPU vs threads=1 | wall vs threads=1 |\n");
+    printf("| --- | ---: | ---: | ---: | ---: |\n");
+    double cpu_median[THREADS_CONTENDERS], wall_median[THREADS_CONTENDERS];
+    for (int contender = 0; contender < THREADS_CONTENDERS; contender++) {
+        cpu_median[contender] = median(cpu[contender], runs);
+        wall_median[contender] = median(wall[contender], runs);
+    }
+    for (int contender = 0; contender < THREADS_CONTENDERS; contender++)
+        printf("| %s | %.3f | %.3f | %.4f | %.4f |\n", names[contender], cpu_median[contender] * 1e3,
+               wall_median[contender] * 1e3, cpu_median[contender] / cpu_median[2],
+               wall_median[contender] / wall_median[2]);
+    double cpu_cost = cpu_median[1] / cpu_median[2] - 1, wall_cost = wall_median[1] / wall_median[2] - 1;
+    printf("\n   threads=1024 (default) against threads=1: CPU %+.2f%%, wall %+.2f%%; "
+           "target: nothing beyond 1%%: %s\n", cpu_cost * 100, wall_cost * 100,
+           cpu_cost <= 0.01 && wall_cost <= 0.01 ? "met" : "NOT met");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -256,6 +322,11 @@ int main(int argc, char **argv)
     snprintf(scratch, sizeof scratch, "/tmp/execinfo_ex_load_cost-%ld", (long)getpid());
     if (mkdir(scratch, 0700) != 0)
         fail(scratch);
+    if (argc > 3 && strcmp(argv[3], "threads") == 0) {
+        threads_table(repetitions);
+        remove_tree(scratch);
+        return 0;
+    }
     make_project();
     /* Fill the warm cache: every program of every workload, once. */
     for (int contender = 1; contender < CONTENDERS; contender++) {

@@ -42,10 +42,12 @@ struct thread_facts {
     int have_syscall;
     long syscall;
     uintptr_t syscall_sp, syscall_pc;
-    /* Its trace, interrupted pc first (frame_exact as in crash_facts). */
+    /* Its trace, interrupted pc first (frame_exact as in crash_facts), in
+     * the gathering's memory: frames= of them a thread, not
+     * THREAD_FRAMES_MAX, so that a slot fits in fewer pages. */
     int frame_count;
-    void *frames[THREAD_FRAMES_MAX];
-    unsigned char frame_exact[THREAD_FRAMES_MAX];
+    void **frames;
+    unsigned char *frame_exact;
 };
 
 /* Every thread but the reporting one, by tid, and what was left out. */

@@ -27,7 +27,7 @@
 /* How long an answered thread waits for release beyond the deadline. */
 #define PARK_AFTER_DEADLINE_MS 10000
 
-static atomic_int gathering;   /* 1 while a gathering is under way */
+static atomic_int gathering;   /* the gatherer's tid while a gathering is under way, 0: none */
 
 static void set_empty(struct thread_set *set, const struct gather_settings *settings, int error)
 {
@@ -146,7 +146,8 @@ int thread_gather(struct thread_set *set, const struct gather_settings *settings
 {
     int64_t deadline = thread_request_now() + (int64_t)settings->timeout_ms * 1000000;
     int expected = 0;
-    if (atomic_exchange(&gathering, 1) != 0) {
+    int self = gettid(), idle = 0;
+    if (!atomic_compare_exchange_strong(&gathering, &idle, self)) {
         set_empty(set, settings, -EBUSY);
         return -EBUSY;
     }
@@ -170,8 +171,10 @@ int thread_gather(struct thread_set *set, const struct gather_settings *settings
     set->count = count;
     set->left_out = set->seen - 1 - count > 0 ? set->seen - 1 - count : 0;
     static unsigned char asked[THREADS_CAP_MAX]; /* one gatherer at a time */
+    thread_request_populate(count);
     for (int i = 0; i < count; i++)
         describe(&set->threads[i], tids[i]);
+    thread_request_read_mappings();
     thread_request_open_round();
     expected = ask_all(set, asked);
     int64_t early = thread_request_now() + BLOCKED_CHECK_NS;
@@ -190,13 +193,21 @@ int thread_gather(struct thread_set *set, const struct gather_settings *settings
             read_silent_thread(&set->threads[i], settings->frames);
         }
     }
+    /* Nothing stopped: nothing to hold until the release. A vfork child
+     * lists only itself, and its memory is its parent's: the crash of one
+     * keeps "its threads stopped" until it dies, never releasing, which
+     * would leave this gathering under way for the parent for good. */
+    if (count == 0) {
+        thread_request_release();
+        atomic_store(&gathering, 0);
+    }
     return answered;
 }
 
 void thread_gather_release(struct thread_set *set)
 {
-    if (set->not_gathered == -EBUSY)
-        return; /* not ours to release */
+    if (set->not_gathered == -EBUSY || atomic_load(&gathering) != gettid())
+        return; /* not ours to release, or released already (nothing stopped) */
     thread_request_release();
     atomic_store(&gathering, 0);
 }

@@ -9,8 +9,10 @@
  * Returns 0, or -ENOENT when the thread is gone. Signal-safe. */
 int thread_proc_stat(pid_t tid, char *name, char *state);
 
-/* From .../status: 1 if it blocks SIGNO, 2 if it blocks every signal
- * that can be blocked, 0 if neither, or a negative errno. Signal-safe. */
+/* From .../status: 1 if it blocks SIGNO with SIGNO pending at it (so it
+ * cannot take it: a thread inside a handler of SIGNO blocks it too, with
+ * nothing pending), 2 if so and it blocks every signal that can be
+ * blocked, 0 otherwise, or a negative errno. Signal-safe. */
 int thread_proc_blocks(pid_t tid, int signo);
 
 /* From .../syscall: the syscall it is in (-1: in user space, stopped),

@@ -12,8 +12,10 @@
  * writing is never handed out again: prepare maps fresh slots instead. */
 #define _GNU_SOURCE
 #include "thread_request.h"
+#include "../base/maps_reader.h"
 #include "../fatal/crash_facts.h"
 #include "../unwind/capture.h"
+#include "../unwind/stack_walk.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -30,12 +32,16 @@ enum slot_step { SLOT_IDLE, SLOT_WAITING, SLOT_WRITING, SLOT_ANSWERED, SLOT_CLOS
 #define REQUEST_MAGIC 0xe8e7ull             /* the cookie's top 16 bits */
 #define CRASH_NOTES 8
 #define WRITING_WAIT_NS (20 * 1000 * 1000)  /* an answer being written: its walk */
+#define MAPPINGS_MAX 65536                  /* readable mappings kept: 1 MiB, reserved */
 
 struct slots {
     _Atomic uint64_t *state;     /* generation << 8 | enum slot_step */
     pid_t *tids;
     struct thread_facts *facts;
     int capacity;
+    int frames_each;             /* room for frames in each slot */
+    void **frames;               /* every slot's frames, then their kinds */
+    unsigned char *exact;
     size_t bytes;
 };
 
@@ -48,7 +54,13 @@ static atomic_int park_limit_ms = 1000;
 static _Atomic uint32_t generation;
 static _Atomic uint32_t released_generation; /* futex word */
 static _Atomic uint32_t answer_count;        /* futex word: answers this round */
+static _Atomic uint32_t wake_at;             /* the answer that wakes the gatherer */
+static struct memory_range *mappings;        /* readable mappings, by address */
+static atomic_int mapping_count;             /* 0: none read this round */
 static int round_count;                      /* slots asked this round */
+static atomic_int round_pid;                 /* the asking process (a vfork child is another) */
+static uid_t round_uid;
+static atomic_int crash_note_count;          /* notes taken: 0 spares each answer a gettid */
 static struct sigaction program_action;      /* what the program had, to pass on to */
 
 static struct {
@@ -84,6 +96,8 @@ static void futex_wake(_Atomic uint32_t *word)
 
 static const void *noted_crash(int *signo)
 {
+    if (atomic_load(&crash_note_count) == 0)
+        return NULL;
     pid_t self = gettid();
     for (int i = 0; i < CRASH_NOTES; i++) {
         if (atomic_load(&crash_notes[i].tid) == self) {
@@ -94,6 +108,21 @@ static const void *noted_crash(int *signo)
     return NULL;
 }
 
+/* The readable mapping that holds SP, from the gatherer's table. */
+static void adopt_stack_of(uintptr_t sp)
+{
+    int low = 0, high = atomic_load(&mapping_count);
+    while (low < high) {
+        int middle = low + (high - low) / 2;
+        if (sp >= mappings[middle].high)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    if (low < atomic_load(&mapping_count) && sp >= mappings[low].low)
+        stack_walk_adopt_stack(&mappings[low]);
+}
+
 static void write_answer(struct thread_facts *facts, const ucontext_t *ucontext)
 {
     int crashed = 0;
@@ -102,6 +131,7 @@ static void write_answer(struct thread_facts *facts, const ucontext_t *ucontext)
         ucontext = crash;
         facts->crashed_signo = crashed;
     }
+    adopt_stack_of((uintptr_t)ucontext->uc_mcontext.gregs[REG_RSP]);
     facts->have_float_state = crash_copy_context(&facts->context, ucontext);
     facts->have_context = 1;
     facts->frame_count = capture_ucontext_kinds(facts->frames, facts->frame_exact,
@@ -129,7 +159,10 @@ static void park(uint32_t round)
 static int answer(const siginfo_t *info, void *ucontext)
 {
     uint64_t cookie = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
-    if (info->si_code != SI_QUEUE || info->si_pid != getpid() || cookie >> 48 != REQUEST_MAGIC)
+    /* From this very process: the asking pid, and ours (a syscall only
+     * for what looks like a request). */
+    if (info->si_code != SI_QUEUE || cookie >> 48 != REQUEST_MAGIC ||
+        info->si_pid != atomic_load(&round_pid) || info->si_pid != getpid())
         return 0;
     uint32_t round = (uint32_t)(cookie >> 16);
     int index = (int)(cookie & 0xffff);
@@ -142,8 +175,10 @@ static int answer(const siginfo_t *info, void *ucontext)
         return 1; /* late: the round is closed, or over */
     write_answer(&facts[index], ucontext);
     atomic_store(&state[index], state_word(round, SLOT_ANSWERED));
-    atomic_fetch_add(&answer_count, 1);
-    futex_wake(&answer_count);
+    /* Only the answer the gatherer waits for wakes it: not a context
+     * switch for each of a thousand threads. */
+    if (atomic_fetch_add(&answer_count, 1) + 1 >= atomic_load(&wake_at))
+        futex_wake(&answer_count);
     park(round);
     return 1;
 }
@@ -195,11 +230,17 @@ static int slot_in_writing(const struct slots *slots)
     return 0;
 }
 
-static int map_slots(struct slots *slots, int capacity)
+/* [states][tids][facts][frames][exact], one mapping; a slot's facts are
+ * pointed at its FRAMES_EACH frames when it is first used
+ * (thread_request_populate), not here: that would touch every page. */
+static int map_slots(struct slots *slots, int capacity, int frames_each)
 {
     size_t state_bytes = (size_t)capacity * sizeof *slots->state;
     size_t tid_bytes = ((size_t)capacity * sizeof(pid_t) + 63) & ~(size_t)63;
-    size_t bytes = state_bytes + tid_bytes + (size_t)capacity * sizeof(struct thread_facts);
+    size_t facts_bytes = (size_t)capacity * sizeof(struct thread_facts);
+    size_t frame_bytes = (size_t)capacity * (size_t)frames_each * sizeof(void *);
+    size_t bytes = state_bytes + tid_bytes + facts_bytes + frame_bytes +
+                   (size_t)capacity * (size_t)frames_each;
     char *memory = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (memory == MAP_FAILED)
@@ -207,7 +248,10 @@ static int map_slots(struct slots *slots, int capacity)
     slots->state = (_Atomic uint64_t *)memory;
     slots->tids = (pid_t *)(memory + state_bytes);
     slots->facts = (struct thread_facts *)(memory + state_bytes + tid_bytes);
+    slots->frames = (void **)(memory + state_bytes + tid_bytes + facts_bytes);
+    slots->exact = (unsigned char *)(slots->frames + (size_t)capacity * (size_t)frames_each);
     slots->capacity = capacity;
+    slots->frames_each = frames_each;
     slots->bytes = bytes;
     return 0;
 }
@@ -217,12 +261,14 @@ int thread_request_prepare(int count, int frames, int park_ms, struct thread_fac
 {
     if (count < 1)
         count = 1;
-    /* Slots too few, or one still being written by a late answer: new
-     * ones. The old are left mapped (a late writer may be inside them);
-     * this is rare (a larger cap, or a thread stopped mid-answer). */
-    if (current.capacity < count || slot_in_writing(&current)) {
+    frames = frames < 1 ? 1 : frames > THREAD_FRAMES_MAX ? THREAD_FRAMES_MAX : frames;
+    /* Slots too few or too small, or one still being written by a late
+     * answer: new ones. The old are left mapped (a late writer may be
+     * inside them); this is rare (a larger cap, or a thread stopped
+     * mid-answer). */
+    if (current.capacity < count || current.frames_each < frames || slot_in_writing(&current)) {
         struct slots fresh;
-        int error = map_slots(&fresh, count > 64 ? count : 64);
+        int error = map_slots(&fresh, count > 64 ? count : 64, frames);
         if (error < 0)
             return error;
         current = fresh;
@@ -231,13 +277,33 @@ int thread_request_prepare(int count, int frames, int park_ms, struct thread_fac
         atomic_store(&published_state, current.state);
         atomic_store(&published_capacity, current.capacity);
     }
-    atomic_store(&slot_frames, frames < 1 ? 1 : frames > THREAD_FRAMES_MAX ? THREAD_FRAMES_MAX
-                                                                            : frames);
+    atomic_store(&slot_frames, frames);
     atomic_store(&park_limit_ms, park_ms);
     round_count = count;
     *facts = current.facts;
     *tids = current.tids;
     return 0;
+}
+
+/* Fault in, in one call, the pages COUNT slots will write (page by page,
+ * each fault costs more: 10 to 25 us on a virtual machine; best effort,
+ * MADV_POPULATE_WRITE is Linux 5.14's), and point their facts at their
+ * frames. Signal-safe. */
+void thread_request_populate(int count)
+{
+    if (count <= 0 || count > current.capacity)
+        return;
+    uintptr_t page = 4096, each = (uintptr_t)current.frames_each;
+    uintptr_t facts_start = (uintptr_t)&current.facts[0] & ~(page - 1);
+    uintptr_t facts_end = (uintptr_t)&current.facts[count];
+    uintptr_t frames_start = (uintptr_t)current.frames & ~(page - 1);
+    uintptr_t frames_end = (uintptr_t)(current.frames + (uintptr_t)count * each);
+    syscall(SYS_madvise, facts_start, facts_end - facts_start, 23 /* MADV_POPULATE_WRITE */);
+    syscall(SYS_madvise, frames_start, frames_end - frames_start, 23);
+    for (int i = 0; i < count; i++) {
+        current.facts[i].frames = current.frames + (uintptr_t)i * each;
+        current.facts[i].frame_exact = current.exact + (uintptr_t)i * each;
+    }
 }
 
 static void install_handler(void)
@@ -253,10 +319,39 @@ static void install_handler(void)
     sigaction(THREAD_REQUEST_SIGNAL, &ours, NULL);
 }
 
+static int keep_mapping(const struct maps_entry *entry, void *unused)
+{
+    (void)unused;
+    int count = atomic_load(&mapping_count);
+    if (!entry->readable)
+        return 0;
+    if (count >= MAPPINGS_MAX)
+        return 1;
+    mappings[count] = (struct memory_range){ entry->start, entry->end };
+    atomic_store(&mapping_count, count + 1);
+    return 0;
+}
+
+void thread_request_read_mappings(void)
+{
+    if (mappings == NULL) {
+        void *memory = mmap(NULL, MAPPINGS_MAX * sizeof *mappings, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (memory == MAP_FAILED)
+            return;
+        mappings = memory;
+    }
+    atomic_store(&mapping_count, 0);
+    if (maps_for_each(keep_mapping, NULL) < 0)
+        atomic_store(&mapping_count, 0);
+}
+
 void thread_request_open_round(void)
 {
     install_handler();
     uint32_t round = atomic_fetch_add(&generation, 1) + 1;
+    atomic_store(&round_pid, getpid());
+    round_uid = getuid();
     atomic_store(&answer_count, 0);
     for (int i = 0; i < round_count; i++)
         atomic_store(&current.state[i], state_word(round, SLOT_IDLE));
@@ -269,12 +364,12 @@ int thread_request_send(int index)
     memset(&info, 0, sizeof info);
     info.si_signo = THREAD_REQUEST_SIGNAL;
     info.si_code = SI_QUEUE;
-    info.si_pid = getpid();
-    info.si_uid = getuid();
+    info.si_pid = atomic_load(&round_pid);
+    info.si_uid = round_uid;
     info.si_value.sival_ptr =
         (void *)(uintptr_t)(REQUEST_MAGIC << 48 | (uint64_t)round << 16 | (uint64_t)index);
     atomic_store(&current.state[index], state_word(round, SLOT_WAITING));
-    if (syscall(SYS_rt_tgsigqueueinfo, getpid(), current.facts[index].tid,
+    if (syscall(SYS_rt_tgsigqueueinfo, info.si_pid, current.facts[index].tid,
                 THREAD_REQUEST_SIGNAL, &info) == 0)
         return 0;
     int error = -errno;
@@ -284,6 +379,7 @@ int thread_request_send(int index)
 
 int thread_request_wait(int answers, int64_t deadline_ns)
 {
+    atomic_store(&wake_at, (uint32_t)answers); /* before the count is read: no wake missed */
     for (;;) {
         uint32_t now_answered = atomic_load(&answer_count);
         if ((int)now_answered >= answers)
@@ -348,6 +444,7 @@ void thread_request_note_crash(int signo, const void *ucontext)
         crash_notes[i].signo = signo;
         crash_notes[i].ucontext = ucontext;
         atomic_store(&crash_notes[i].tid, gettid());
+        atomic_fetch_add(&crash_note_count, 1);
         return;
     }
 }
@@ -355,7 +452,10 @@ void thread_request_note_crash(int signo, const void *ucontext)
 void thread_request_forget_crash(void)
 {
     pid_t self = gettid();
-    for (int i = 0; i < CRASH_NOTES; i++)
-        if (atomic_load(&crash_notes[i].tid) == self)
+    for (int i = 0; i < CRASH_NOTES; i++) {
+        if (atomic_load(&crash_notes[i].tid) == self) {
             atomic_store(&crash_notes[i].tid, 0);
+            atomic_fetch_sub(&crash_note_count, 1);
+        }
+    }
 }

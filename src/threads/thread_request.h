@@ -23,9 +23,20 @@
 int thread_request_prepare(int count, int frames, int park_ms, struct thread_facts **facts,
                            pid_t **tids);
 
+/* Fault in at once the memory the first COUNT slots will write. Best
+ * effort. Signal-safe. */
+void thread_request_populate(int count);
+
 /* Open a new round (a new generation: answers to older rounds are
  * refused) with our handler on THREAD_REQUEST_SIGNAL. Signal-safe. */
 void thread_request_open_round(void);
+
+/* Read /proc/self/maps once for every thread about to be asked: each
+ * finds its stack there, instead of reading the file itself (with a
+ * thousand threads, a thousand reads of a file of four thousand lines).
+ * Without it (or when the table is full) a thread reads the file as any
+ * walk does. Signal-safe. */
+void thread_request_read_mappings(void);
 
 /* Ask slot INDEX's thread (facts[INDEX].tid). Returns 0, -ESRCH (it has
  * exited) or another negative errno (the request could not be queued).

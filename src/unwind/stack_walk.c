@@ -165,6 +165,11 @@ int stack_walk_thread_stack(uintptr_t sp, struct memory_range *range)
     return 0;
 }
 
+void stack_walk_adopt_stack(const struct memory_range *range)
+{
+    thread_ranges[0] = *range;
+}
+
 void stack_walk_remember_this_stack(void)
 {
     struct maps_entry entry;

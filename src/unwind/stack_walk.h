@@ -58,6 +58,12 @@ int stack_walk_step(struct stack_walk *walk);
  * walk needs no lookup in /proc/self/maps. Signal-safe. */
 void stack_walk_remember_this_stack(void);
 
+/* Take RANGE as the calling thread's stack mapping, as if a walk had met
+ * it: a thread asked for its trace by another, which read
+ * /proc/self/maps once for all of them (src/threads/thread_request.c),
+ * does not read it again. Signal-safe. */
+void stack_walk_adopt_stack(const struct memory_range *range);
+
 /* The calling thread's stack mapping (or its alternate signal stack)
  * that holds SP, if a walk of this thread has met it: 1 and *RANGE, or 0.
  * Signal-safe. */
