@@ -61,14 +61,14 @@ struct callback_call {
     const void *ucontext;
 };
 
-/* minidump=: after the report's body, before the callbacks. The crashing
- * thread only for now (threads NULL): the every-thread branch passes
- * request.threads here when request.stopped (the set report_deliver
- * gathered, still stopped while the middle part is written). */
+/* minidump=: after the report's body, before the callbacks, with every
+ * thread report_deliver gathered (still stopped while the middle part is
+ * written; threads=1: the crashing thread alone). */
 static void write_minidump(int fd, const struct callback_call *call)
 {
     const struct options *options = &call->view->options;
-    report_minidump(fd, options->format == REPORT_JSON, options, &facts, NULL);
+    report_minidump(fd, options->format == REPORT_JSON, options, &facts,
+                    options->threads > 1 ? &threads : NULL);
 }
 
 static void call_callbacks(int fd, void *opaque)

@@ -15,12 +15,6 @@
 
 #include "support.h"
 
-/* TODO(every-thread branch, issue 23 part 1): handler.c's write_minidump
- * passes NULL for the threads until that branch is merged, so the dump
- * holds the crashing thread only. The merge sets this to 1: then every
- * thread of the process must be in the dump. */
-#define MINIDUMP_HAS_EVERY_THREAD 0
-
 #define OTHER_THREADS 4
 #define OUTPUT_MAX (1 << 20)
 
@@ -302,7 +296,7 @@ Test(minidump, breakpad_walks_the_crash_as_the_report_names_it, .timeout = 120)
     if (other != NULL)
         others = atoi(other + strlen("*** other threads ("));
     cr_assert_eq(others, OTHER_THREADS, "%s", result.output);
-    cr_assert_eq(threads, MINIDUMP_HAS_EVERY_THREAD ? 1 + others : 1, "%s", walk);
+    cr_assert_eq(threads, 1 + others, "%s", walk);
     remove_tree(directory);
 }
 
