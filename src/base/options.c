@@ -295,7 +295,8 @@ static int parse_realtime(const char *name)
             return -EINVAL;
     }
     int number = base + sign * (int)offset;
-    return number >= SIGRTMIN && number <= SIGRTMAX ? number : -EINVAL;
+    /* 1..63: the signal sets are 64-bit masks, bit n for signal n. */
+    return number >= SIGRTMIN && number <= SIGRTMAX && number < 64 ? number : -EINVAL;
 }
 
 int options_parse_signal(const char *text, size_t length)

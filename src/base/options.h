@@ -61,7 +61,8 @@ void options_defaults(struct options *options);
 int options_parse(struct options *options, const char *text, char *error, size_t error_size);
 
 /* A signal by name, with or without SIG (SIGQUIT, QUIT, RTMIN+2), or by
- * number (1..63). Returns it, or -EINVAL. Normal world. */
+ * number: 1 to 63 (RTMAX, 64 with glibc, does not fit the signal sets).
+ * Returns it, or -EINVAL. Normal world. */
 int options_parse_signal(const char *text, size_t length);
 
 /* Parse a size with an optional K, M or G suffix. Returns 0 or -EINVAL. */
