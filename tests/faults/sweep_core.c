@@ -495,6 +495,11 @@ int main(int argc, char **argv)
     self_path[length > 0 ? length : 0] = '\0';
     dl_iterate_phdr(find_libc, NULL);
     frame_count = capture_outer();
+    /* A second capture claims this thread's walk memo (one page, kept:
+     * src/unwind/thread_memo.c) now, not inside a trial, where the fault
+     * report's own capture of a failed allocation would count its
+     * mapping as a leak that the reference never made. */
+    capture_outer();
     backtrace_refresh_index();
     for (size_t i = 0; i < sizeof operations / sizeof operations[0]; i++) {
         int wanted = argc == 1;
