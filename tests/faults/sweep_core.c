@@ -498,8 +498,10 @@ int main(int argc, char **argv)
     /* A second capture claims this thread's walk memo (one page, kept:
      * src/unwind/thread_memo.c) now, not inside a trial, where the fault
      * report's own capture of a failed allocation would count its
-     * mapping as a leak that the reference never made. */
-    capture_outer();
+     * mapping as a leak that the reference never made. Into a buffer of
+     * its own: the trials' frames stay main's first call. */
+    void *warm[8];
+    backtrace(warm, 8);
     backtrace_refresh_index();
     for (size_t i = 0; i < sizeof operations / sizeof operations[0]; i++) {
         int wanted = argc == 1;
