@@ -54,7 +54,7 @@ static void on_crash(int signo, siginfo_t *siginfo, void *context)
     }
     for (; i < count; i++) {
         void *at = trace[i] == pc ? pc : (char *)trace[i] - 1;
-        if (!fault_in_libc(at) && !in_this_shim(at)) {
+        if (!fault_in_helper_library(at) && !in_this_shim(at)) {
             fault_note_where("crashed in", at);
             break;
         }

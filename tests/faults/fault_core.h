@@ -51,23 +51,31 @@ static void fault_note_where(const char *what, const void *address)
         return;
 }
 
-__attribute__((unused)) static int fault_in_libc(const void *address)
+static int fault_in_module(const void *address, const char *name)
 {
     struct dl_find_object object;
     return _dl_find_object((void *)address, &object) == 0 && object.dlfo_link_map != NULL &&
-           strstr(object.dlfo_link_map->l_name, "/libc.so") != NULL;
+           strstr(object.dlfo_link_map->l_name, name) != NULL;
+}
+
+/* Code that allocates for whoever called it: libc (tsearch, strdup,
+ * fopen...), and libelf, which both libdw and the index builder call. */
+__attribute__((unused)) static int fault_in_helper_library(const void *address)
+{
+    return fault_in_module(address, "/libc.so") || fault_in_module(address, "/libelf.so");
 }
 
 /* Who asked for the allocation that returns to CALLER: CALLER, or, when
- * that is libc (tsearch, strdup, fopen...), the first frame above it
- * outside libc (with FAULT_WITH_BACKTRACE: the program has execinfo_ex's
+ * that is a helper library (above), the first frame above it outside
+ * them: an elf_begin failing for libdw is libdw's, for the index builder
+ * ours (with FAULT_WITH_BACKTRACE: the program has execinfo_ex's
  * signal-safe backtrace, which does not allocate; with
  * FAULT_WITH_GLIBC_BACKTRACE: glibc's, loaded before the countdown is
  * armed, which then does not allocate either). */
 static const void *fault_requester(const void *caller)
 {
 #if defined(FAULT_WITH_BACKTRACE) || defined(FAULT_WITH_GLIBC_BACKTRACE)
-    if (fault_in_libc(caller)) {
+    if (fault_in_helper_library(caller)) {
         void *trace[32];
 #ifdef FAULT_WITH_BACKTRACE
         int count = backtrace_skip(trace, 32, 0), i = 0;
@@ -77,7 +85,7 @@ static const void *fault_requester(const void *caller)
         while (i < count && trace[i] != caller)
             i++;
         for (; i < count; i++)
-            if (!fault_in_libc((char *)trace[i] - 1))
+            if (!fault_in_helper_library((char *)trace[i] - 1))
                 return trace[i];
     }
 #endif

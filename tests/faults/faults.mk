@@ -32,13 +32,21 @@ FAULTS_PROGRAMS := $(FAULTS_BUILD)/sweep_core $(FAULTS_BUILD)/sweep_mtrace \
 	$(FAULTS_BUILD)/sweep_leaks $(FAULTS_BUILD)/fail_alloc.so
 
 test-faults: all $(FAULTS_PROGRAMS) $(BUILD)/tests/fixture_lib.so
-	@work=$$(mktemp -d); trap 'rm -rf "$$work"' EXIT; status=0; \
+	@work=$$(mktemp -d); trap 'rm -rf "$$work"' EXIT; \
 	mkdir "$$work/mtrace" "$$work/inputs" "$$work/leaks"; \
-	FIXTURE_LIB=$(CURDIR)/$(BUILD)/tests/fixture_lib.so nice $(FAULTS_BUILD)/sweep_core || status=1; \
-	EXECINFO_EX_OPTIONS=quarantine=0:mtrace_frames=4 \
-	  nice $(FAULTS_BUILD)/sweep_mtrace "$$work/mtrace" || status=1; \
-	EXECINFO_EX_OPTIONS=mtrace_frames=8 $(FAULTS_BUILD)/sweep_mtrace --produce "$$work/inputs" && \
-	nice $(FAULTS_BUILD)/sweep_leaks $(CURDIR)/$(BUILD)/bin/execinfo_ex_leaks \
-	  $(CURDIR)/$(FAULTS_BUILD)/fail_alloc.so "$$work/inputs" "$$work/leaks" || status=1; \
-	if [ $$status = 0 ]; then echo "test-faults: passed"; else echo "test-faults: FAILED"; fi; \
-	exit $$status
+	run() { name=$$1; shift; { "$$@"; echo $$? > "$$work/$$name.rc"; } 2>&1 | tee "$$work/$$name.log"; \
+	        [ "$$(cat "$$work/$$name.rc")" = 0 ] || failed="$$failed $$name"; }; \
+	failed=; \
+	run sweep_core env FIXTURE_LIB=$(CURDIR)/$(BUILD)/tests/fixture_lib.so nice $(FAULTS_BUILD)/sweep_core; \
+	run sweep_mtrace env EXECINFO_EX_OPTIONS=quarantine=0:mtrace_frames=4 \
+	  nice $(FAULTS_BUILD)/sweep_mtrace "$$work/mtrace"; \
+	if EXECINFO_EX_OPTIONS=mtrace_frames=8 $(FAULTS_BUILD)/sweep_mtrace --produce "$$work/inputs"; then \
+	  run sweep_leaks nice $(FAULTS_BUILD)/sweep_leaks $(CURDIR)/$(BUILD)/bin/execinfo_ex_leaks \
+	    $(CURDIR)/$(FAULTS_BUILD)/fail_alloc.so "$$work/inputs" "$$work/leaks"; \
+	else failed="$$failed sweep_mtrace--produce"; fi; \
+	if [ -z "$$failed" ]; then echo "test-faults: passed"; exit 0; fi; \
+	echo "test-faults: FAILED in$$failed; their failing trials again, for a log that keeps only its end:"; \
+	for name in $$failed; do [ -f "$$work/$$name.log" ] && \
+	  grep -E '\(status 0x|reference run failed|[1-9][0-9]* (wrong|leaks|crashes|hangs|exits)' "$$work/$$name.log" \
+	  | sed "s/^/  $$name: /" | head -40; done; \
+	exit 1
