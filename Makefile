@@ -24,8 +24,10 @@ DEMANGLE_LIBS := -liberty
 DEP_LIBS   := $(shell pkg-config --libs $(PKGS)) $(DEMANGLE_LIBS) -lpthread
 LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP_CFLAGS)
 
-# The minidump's CPU context, one file per architecture (aarch64 next).
+# What differs by architecture, one file each beside the generic code
+# (aarch64 next): the minidump's CPU context, a thread's interrupted one.
 MINIDUMP_CONTEXT_SOURCE := src/minidump/minidump_context_x86_64.c
+THREAD_ARCH_SOURCE := src/threads/thread_arch_x86_64.c
 # The signal-safe world: objects whose undefined symbols must all be on
 # tests/tools/signal_safe_allowlist.txt (checked by make test).
 SIGNAL_SAFE_SOURCES := \
@@ -79,7 +81,8 @@ SIGNAL_SAFE_SOURCES := \
 	src/minidump/minidump_linux.c \
 	src/minidump/minidump_memory_info.c \
 	src/minidump/minidump_path.c \
-	$(MINIDUMP_CONTEXT_SOURCE)
+	$(MINIDUMP_CONTEXT_SOURCE) \
+	$(THREAD_ARCH_SOURCE)
 # The hook layer's part of it (in libexecinfo_ex_hooks.so).
 HOOKS_SIGNAL_SAFE_SOURCES := \
 	src/hooks/block.c \

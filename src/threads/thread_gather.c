@@ -37,22 +37,32 @@ static void set_empty(struct thread_set *set, const struct gather_settings *sett
     set->not_gathered = error;
 }
 
-/* Name and state before it is asked: what it was doing, not its wait in
- * our handler. One whose stat is gone has exited. */
-static void describe(struct thread_facts *facts, pid_t tid)
+/* Name and state from its stat file; one whose stat is gone, or a main
+ * thread gone by pthread_exit (a zombie while the others live on), has
+ * exited. */
+static void read_stat(struct thread_facts *facts)
 {
-    memset(facts, 0, offsetof(struct thread_facts, context));
-    facts->tid = tid;
-    facts->frame_count = 0;
-    facts->have_syscall = 0;
-    if (thread_proc_stat(tid, facts->name, &facts->state) < 0) {
+    if (thread_proc_stat(facts->tid, facts->name, &facts->state) < 0) {
         facts->state = '?';
         facts->outcome = THREAD_EXITED;
     } else if (facts->state == 'Z' || facts->state == 'X') {
-        facts->outcome = THREAD_EXITED; /* a main thread gone by pthread_exit */
-    } else {
-        facts->outcome = THREAD_NO_ANSWER;
+        facts->outcome = THREAD_EXITED;
     }
+}
+
+/* Before it is asked. A thread that answers says its name and state
+ * itself (thread_request.c); one that does not has them read from its
+ * stat file after the round, which then still shows what it was doing.
+ * Only the main thread is read now: the one thread that can linger as a
+ * zombie, which would not answer and would cost the wait for nothing. */
+static void describe(struct thread_facts *facts, pid_t tid, pid_t main_tid)
+{
+    memset(facts, 0, offsetof(struct thread_facts, context));
+    facts->tid = tid;
+    facts->state = '?';
+    facts->outcome = THREAD_NO_ANSWER;
+    if (tid == main_tid)
+        read_stat(facts);
 }
 
 /* Ask every thread still there; returns how many were asked. */
@@ -123,16 +133,14 @@ static void wait_for_the_rest(const struct thread_set *set, const unsigned char 
  * caller's frame is found from the stack pointer, as in most code). */
 static void read_silent_thread(struct thread_facts *facts, int frames)
 {
+    if (facts->outcome != THREAD_EXITED && facts->state == '?')
+        read_stat(facts);
     if (facts->outcome == THREAD_EXITED)
         return;
     long number;
     uintptr_t sp, pc;
-    if (thread_proc_syscall(facts->tid, &number, &sp, &pc) < 0) {
-        if (facts->outcome == THREAD_NO_ANSWER && thread_proc_stat(facts->tid, facts->name,
-                                                                   &facts->state) == -ENOENT)
-            facts->outcome = THREAD_EXITED;
+    if (thread_proc_syscall(facts->tid, &number, &sp, &pc) < 0)
         return;
-    }
     facts->have_syscall = 1;
     facts->syscall = number;
     facts->syscall_sp = sp;
@@ -172,8 +180,9 @@ int thread_gather(struct thread_set *set, const struct gather_settings *settings
     set->left_out = set->seen - 1 - count > 0 ? set->seen - 1 - count : 0;
     static unsigned char asked[THREADS_CAP_MAX]; /* one gatherer at a time */
     thread_request_populate(count);
+    pid_t main_tid = getpid();
     for (int i = 0; i < count; i++)
-        describe(&set->threads[i], tids[i]);
+        describe(&set->threads[i], tids[i], main_tid);
     thread_request_read_mappings();
     thread_request_open_round();
     expected = ask_all(set, asked);

@@ -502,6 +502,66 @@ Test(threads, four_threads_in_json, .timeout = 30)
     cr_assert(strstr(out, "\"threads_left_out\":0"), "%s", out);
 }
 
+/* ---- the name and state a thread says of itself are its stat file's ---- */
+
+/* Each way of sleeping in a call ends differently when the request comes:
+ * read() is restarted (SA_RESTART), sleep() through restart_syscall,
+ * pause() with EINTR, a futex wait within pthread_cond_wait; the spinner
+ * is in no call at all. */
+static struct worker pauser = { .name = "pauser" }, waiter = { .name = "waiter" };
+static pthread_mutex_t never_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t never_signalled = PTHREAD_COND_INITIALIZER;
+
+__attribute__((noinline)) static void *waiter_body(void *opaque)
+{
+    worker_begin(opaque);
+    pthread_mutex_lock(&never_lock);
+    for (;;)
+        pthread_cond_wait(&never_signalled, &never_lock);
+    return NULL;
+}
+
+static struct worker *const each_wait[] = { &sleeper, &reader, &spinner, &pauser, &waiter };
+
+static void crash_with_each_wait(void *options)
+{
+    install_or_exit(options);
+    start_the_four();
+    say("pauser", start_worker(pauser_body, &pauser));
+    say("waiter", start_worker(waiter_body, &waiter));
+    wait_for_state(pauser.tid, "S");
+    wait_for_state(waiter.tid, "S");
+    for (size_t i = 0; i < sizeof each_wait / sizeof each_wait[0]; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "%s_state", each_wait[i]->name);
+        say(key, task_state(atomic_load(&each_wait[i]->tid)));
+    }
+    write_to_null();
+}
+
+Test(threads, each_thread_named_and_in_the_state_its_stat_file_shows, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(crash_with_each_wait, NULL, &result);
+    const char *out = result.output;
+    assert_died_by(&result, SIGSEGV);
+    for (size_t i = 0; i < sizeof each_wait / sizeof each_wait[0]; i++) {
+        const char *name = each_wait[i]->name;
+        char key[32], expected[64];
+        snprintf(key, sizeof key, "%s_state", name);
+        char state = (char)said(out, key);
+        cr_assert(state == 'S' || state == 'R', "%s was '%c' in its stat file:\n%s", name, state, out);
+        snprintf(expected, sizeof expected, "\"%s\" %c (%s), ", name, state,
+                 state == 'S' ? "sleeping" : "running");
+        char *section = must_section(out, said(out, name));
+        char *header = first_line(section);
+        cr_assert(matches(header, READ_HEADER) && strstr(header, expected) != NULL,
+                  "want %s in the header:\n%s", expected, section);
+        free(header);
+        free(section);
+    }
+}
+
 /* ---- 2. threads=1, and the cap ---- */
 
 static void crash_with_six(void *options)
