@@ -16,6 +16,7 @@
 #include "dump.h"
 #include "handler.h"
 #include "report_deliver.h"
+#include "report_minidump.h"
 #include "../base/environment.h"
 #include "../symbolize/index.h"
 
@@ -45,11 +46,28 @@ static void dump_prepare(struct options *options)
         index_refresh(0);
 }
 
+struct minidump_call {
+    const struct options *options;
+    int json;
+};
+
+/* minidump=: a dump writes one too (as Breakpad's WriteMinidump, its
+ * exception stream says DUMP_REQUESTED), while the threads are still
+ * stopped, and the report names it. */
+static void write_minidump(int fd, void *opaque)
+{
+    const struct minidump_call *call = opaque;
+    report_minidump(fd, call->json, call->options, &facts,
+                    call->options->threads > 1 ? &threads : NULL);
+}
+
 static int deliver(const struct options *options, int fd, int json)
 {
+    struct minidump_call call = { options, json };
     struct report_request request = {
         .options = options, .fd = fd, .json = json,
         .threads = &threads, .buffer = output_buffer, .buffer_size = sizeof output_buffer,
+        .middle = write_minidump, .context = &call,
     };
     return report_deliver(&facts, &request);
 }

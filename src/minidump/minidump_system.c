@@ -10,17 +10,28 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+/* Breakpad's code for a dump without a crash (its processor says
+ * DUMP_REQUESTED). */
+#define MD_EXCEPTION_CODE_LIN_DUMP_REQUESTED 0xffffffffu
+
 /* As Breakpad's writer: code = the signal, flags = si_code, address =
- * si_addr; the context is the one in the thread list. */
+ * si_addr; for a dump (ExceptionHandler::WriteMinidump) DUMP_REQUESTED
+ * at the dumping thread's pc. The context is the one in the thread list. */
 int minidump_exception(struct minidump_state *state, struct md_raw_directory *entry)
 {
     const struct crash_facts *crash = state->input->crash;
     struct md_raw_exception_stream stream;
     memset(&stream, 0, sizeof stream);
     stream.thread_id = (uint32_t)crash->tid;
-    stream.exception_record.exception_code = (uint32_t)crash->signo;
-    stream.exception_record.exception_flags = crash->have_info ? (uint32_t)crash->code : 0;
-    stream.exception_record.exception_address = crash->has_address ? crash->fault_address : 0;
+    if (crash->kind == REPORT_CRASH) {
+        stream.exception_record.exception_code = (uint32_t)crash->signo;
+        stream.exception_record.exception_flags = crash->have_info ? (uint32_t)crash->code : 0;
+        stream.exception_record.exception_address = crash->has_address ? crash->fault_address : 0;
+    } else {
+        stream.exception_record.exception_code = MD_EXCEPTION_CODE_LIN_DUMP_REQUESTED;
+        stream.exception_record.exception_address =
+            crash->have_context ? minidump_ucontext_pc(&crash->context) : 0;
+    }
     stream.thread_context = state->crashing_context;
     if (stream.thread_context.data_size == 0 && crash->have_context) {
         unsigned char context[MINIDUMP_CONTEXT_SIZE_MAX];

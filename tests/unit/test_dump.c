@@ -222,6 +222,13 @@ static void dump_twice_and_go_on(void *context)
     for (int i = 0; i < 3; i++)
         pthread_create(&t[i], NULL, sleeper, NULL);
     sleep_ms(50);
+    /* An fd that was closed: nothing written, the threads released (the
+     * dumps after it gather them again). */
+    int closed = dup(2);
+    close(closed);
+    errno = 0;
+    int closed_result = backtrace_dump_threads(closed, 0);
+    int closed_errno = errno;
     int text = dump_from_here(2, 0);
     int json = dump_from_here(2, BACKTRACE_DUMP_JSON);
     errno = 0;
@@ -229,8 +236,8 @@ static void dump_twice_and_go_on(void *context)
     int bad_fd_errno = errno;
     int bad_flags = backtrace_dump_threads(2, 8);
     int bad_flags_errno = errno;
-    dprintf(2, "results %d %d %d/%d %d/%d\n", text, json, bad_fd, bad_fd_errno == EBADF,
-            bad_flags, bad_flags_errno == EINVAL);
+    dprintf(2, "results %d %d %d/%d %d/%d %d/%d\n", text, json, bad_fd, bad_fd_errno == EBADF,
+            bad_flags, bad_flags_errno == EINVAL, closed_result, closed_errno == EBADF);
     _exit(7);
 }
 
@@ -240,7 +247,7 @@ Test(dump, backtrace_dump_threads_writes_every_thread_and_returns, .timeout = 30
     run_child(dump_twice_and_go_on, NULL, &result);
     assert_exited_with(&result, 7);
     const char *out = result.output;
-    cr_assert(strstr(out, "results 4 4 -1/1 -1/1\n"), "%s", out);
+    cr_assert(strstr(out, "results 4 4 -1/1 -1/1 -1/1\n"), "%s", out);
     cr_assert_eq(count_of(out, "*** execinfo_ex: thread dump (backtrace_dump_threads)"), 1, "%s", out);
     cr_assert(strstr(out, "the caller of backtrace_dump_threads first):\n#0  "), "%s", out);
     /* Frame 0 is the caller's own frame, not the library's. */

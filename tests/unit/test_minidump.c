@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
+#include <execinfo_ex.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -297,6 +299,55 @@ Test(minidump, breakpad_walks_the_crash_as_the_report_names_it, .timeout = 120)
         others = atoi(other + strlen("*** other threads ("));
     cr_assert_eq(others, OTHER_THREADS, "%s", result.output);
     cr_assert_eq(threads, 1 + others, "%s", walk);
+    remove_tree(directory);
+}
+
+/* ---- a dump without a crash writes one too ---- */
+
+static void *sleeping_thread(void *unused)
+{
+    for (;;)
+        pause();
+    return unused;
+}
+
+/* OTHER_THREADS asleep, one dump to stderr, then on to exit 7. */
+static void dump_and_go_on(void *options)
+{
+    if (backtrace_install_fatal_handler(options) != 0)
+        _exit(3);
+    for (int i = 0; i < OTHER_THREADS; i++) {
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, sleeping_thread, NULL) != 0)
+            _exit(4);
+    }
+    struct timespec settle = { 0, 50 * 1000 * 1000 };
+    nanosleep(&settle, NULL);
+    int written = backtrace_dump_threads(2, 0);
+    dprintf(2, "@written=%d\n", written);
+    _exit(7);
+}
+
+Test(minidump, a_dump_writes_one_that_breakpad_reads_as_dump_requested, .timeout = 120)
+{
+    static struct child_result result;
+    static char walk[OUTPUT_MAX];
+    char directory[64], options[200], path[1024], command[4096], crash[256];
+    make_directory(directory, sizeof directory);
+    snprintf(options, sizeof options, "minidump=%s", directory);
+    run_child(dump_and_go_on, options, &result);
+    assert_exited_with(&result, 7);
+    cr_assert(strstr(result.output, "@written=5\n"), "%s", result.output);
+    line_after(result.output, "*** minidump: ", path, sizeof path);
+    cr_assert_eq(entries_in(directory), 1, "%s", result.output);
+    snprintf(command, sizeof command, "'%s' -m '%s' 2>/dev/null", tool("minidump_stackwalk"), path);
+    cr_assert_eq(shell(command, walk, sizeof walk), 0, "minidump_stackwalk failed:\n%s", walk);
+    line_after(walk, "\nCrash|", crash, sizeof crash);
+    cr_assert(strncmp(crash, "DUMP_REQUESTED|0x", 17) == 0, "%s", walk);
+    char names[64][128];
+    int threads = 0;
+    stackwalk_frames(walk, names, 64, &threads);
+    cr_assert_eq(threads, 1 + OTHER_THREADS, "%s", walk);
     remove_tree(directory);
 }
 
