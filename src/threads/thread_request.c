@@ -134,13 +134,18 @@ static int readable(uintptr_t address, size_t length)
 /* Its name and its state before the request, as its stat file would have
  * said them (S asleep in a call, R running): the thread says them itself,
  * which spares the gatherer an open, a read and a close a thread, a
- * fifth of the report's time (docs/DECISIONS.md). */
+ * fifth of the report's time (docs/DECISIONS.md). Without the gatherer's
+ * table of mappings no code byte is read (the pc of a thread that
+ * crashed meanwhile may be anywhere): the state is unknown ('?'). */
 static void describe_self(struct thread_facts *facts, const ucontext_t *ucontext)
 {
     if (prctl(PR_GET_NAME, facts->name) != 0)
         facts->name[0] = '\0';
     facts->name[sizeof facts->name - 1] = '\0';
-    facts->state = thread_arch_in_syscall(ucontext, readable) ? 'S' : 'R';
+    if (atomic_load(&mapping_count) == 0)
+        facts->state = '?';
+    else
+        facts->state = thread_arch_in_syscall(ucontext, readable) ? 'S' : 'R';
 }
 
 static void write_answer(struct thread_facts *facts, const ucontext_t *ucontext)
