@@ -46,12 +46,15 @@ INLINE_CLANGXX := $(shell command -v clang++ 2>/dev/null)
 INLINE_CLANG_PROGRAMS := $(if $(INLINE_CLANGXX),$(BENCH_DIR)/inline_cost_cxx_clang)
 
 bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $(DLOPEN_BENCH_PROGRAMS) \
+	$(BENCH_DIR)/crash_latency $(BENCH_DIR)/crash_latency_helper \
 	$(BENCH_DIR)/load_cost $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx $(INLINE_CLANG_PROGRAMS) $(DEMANGLE_BENCH_PROGRAMS)
 	$(BENCH_DIR)/bench
 	$(DEMANGLE_BENCH_RUN)
 	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD)
 	$(HEAP_BENCH_DIR)/heap_bench
 	$(BENCH_DIR)/dlopen_bench
+	@echo "== the every-thread report against eu-stack and gdb (issue 23; short: make bench-threads has more runs)"
+	$(BENCH_DIR)/crash_latency -r 5 -R 2
 	@echo "== execinfo_ex_leaks on generated traces of 1,000,000 events"
 	sh tools/leaks/bench_leaks.sh 1000000 $(BUILD)/bin/execinfo_ex_leaks
 	@echo "== the index with inlines=1 against inlines=0 (issue 15)"
