@@ -45,6 +45,12 @@ DLOPEN_BENCH_PROGRAMS := $(BENCH_DIR)/dlopen_bench $(BENCH_DIR)/dlopen_many_help
 INLINE_CLANGXX := $(shell command -v clang++ 2>/dev/null)
 INLINE_CLANG_PROGRAMS := $(if $(INLINE_CLANGXX),$(BENCH_DIR)/inline_cost_cxx_clang)
 
+# The demangling benchmark's (its section is further down). Defined here,
+# before the bench rule names them as prerequisites: make expands a rule's
+# prerequisites where it reads the rule, and a variable defined later is
+# empty there (a fresh checkout's make bench never built them).
+DEMANGLE_BENCH_PROGRAMS := $(BENCH_DIR)/demangle_cost $(BENCH_DIR)/cxx_templates
+
 bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $(DLOPEN_BENCH_PROGRAMS) \
 	$(BENCH_DIR)/crash_latency $(BENCH_DIR)/crash_latency_helper \
 	$(BENCH_DIR)/load_cost $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx $(INLINE_CLANG_PROGRAMS) $(DEMANGLE_BENCH_PROGRAMS)
@@ -292,7 +298,6 @@ bench-inline-before: $(BENCH_DIR)/inline_cost_cxx $(BENCH_DIR)/inline_cost_cxx_b
 # of about 2,600 lines of templates (bench/cxx/gen_templates.py, 60
 # namespaces: some 2,000 mangled names) and libstdc++ (a real C++ library,
 # its dynamic symbols only). docs/PERFORMANCE.md has the numbers.
-DEMANGLE_BENCH_PROGRAMS := $(BENCH_DIR)/demangle_cost $(BENCH_DIR)/cxx_templates
 DEMANGLE_BENCH_RUN = $(BENCH_DIR)/demangle_cost $(BENCH_DIR)/demangle_cost $(BENCH_DIR)/cxx_templates \
 	$$($(CXX) -print-file-name=libstdc++.so.6)
 

@@ -16,10 +16,39 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *debug_file_root(void)
+/* EXECINFO_EX_DEBUG_ROOT's roots, then the system's: a user's root adds
+ * to /usr/lib/debug, it does not hide libc's debug file there.
+ * EXECINFO_EX_SYSTEM_DEBUG_ROOT replaces the system's (empty: none), for
+ * a test or a benchmark that plays a machine without one. Read at each
+ * call: a test changes them between builds. */
+int debug_file_roots(char *out, size_t size)
 {
-    const char *root = secure_getenv("EXECINFO_EX_DEBUG_ROOT");
-    return root && root[0] ? root : "/usr/lib/debug";
+    const char *added = secure_getenv("EXECINFO_EX_DEBUG_ROOT");
+    const char *system = secure_getenv("EXECINFO_EX_SYSTEM_DEBUG_ROOT");
+    if (system == NULL)
+        system = "/usr/lib/debug";
+    int length = snprintf(out, size, "%s%s%s", added ? added : "",
+                          added && added[0] && system[0] ? ":" : "", system);
+    if (length < 0 || (size_t)length >= size) {
+        snprintf(out, size, "%s", "/usr/lib/debug");
+        return -ENAMETOOLONG;
+    }
+    return 0;
+}
+
+/* The next root of the list at *CURSOR into ROOT (PATH_MAX bytes);
+ * returns 0 at the end. Empty entries are skipped. */
+static int next_root(const char **cursor, char *root)
+{
+    while (**cursor == ':')
+        ++*cursor;
+    size_t length = strcspn(*cursor, ":");
+    if (length == 0 || length >= PATH_MAX)
+        return 0;
+    memcpy(root, *cursor, length);
+    root[length] = '\0';
+    *cursor += length;
+    return 1;
 }
 
 static unsigned copy_build_id(const Elf_Data *data, unsigned char *id, size_t capacity)
@@ -121,21 +150,31 @@ static Elf *open_candidate(const char *path, const unsigned char *build_id,
     return NULL;
 }
 
-static Elf *open_by_build_id(const unsigned char *id, unsigned length, int *fd,
-                             struct file_probes *probes)
+static Elf *open_by_build_id_under(const char *root, const unsigned char *id, unsigned length,
+                                   int *fd, struct file_probes *probes)
 {
     char path[PATH_MAX];
-    int at;
-
-    if (length < 2)
-        return NULL;
-    at = snprintf(path, sizeof path, "%s/.build-id/%02x/", debug_file_root(), id[0]);
+    int at = snprintf(path, sizeof path, "%s/.build-id/%02x/", root, id[0]);
     for (unsigned i = 1; i < length && at > 0 && (size_t)at < sizeof path - 8; i++)
         at += snprintf(path + at, sizeof path - (size_t)at, "%02x", id[i]);
     if (at <= 0 || (size_t)at >= sizeof path - 8)
         return NULL;
     strcpy(path + at, ".debug");
     return open_candidate(path, id, length, fd, probes);
+}
+
+static Elf *open_by_build_id(const char *roots, const unsigned char *id, unsigned length,
+                             int *fd, struct file_probes *probes)
+{
+    char root[PATH_MAX];
+    if (length < 2)
+        return NULL;
+    for (const char *cursor = roots; next_root(&cursor, root);) {
+        Elf *found = open_by_build_id_under(root, id, length, fd, probes);
+        if (found != NULL || errno == ENOMEM)
+            return found;
+    }
+    return NULL;
 }
 
 static const char *debuglink_name(Elf *elf)
@@ -163,12 +202,12 @@ static const char *debuglink_name(Elf *elf)
     return NULL;
 }
 
-static Elf *open_by_debuglink(Elf *elf, const char *module_path,
+static Elf *open_by_debuglink(Elf *elf, const char *module_path, const char *roots,
                               const unsigned char *id, unsigned length, int *fd,
                               struct file_probes *probes)
 {
     const char *link = debuglink_name(elf);
-    char real[PATH_MAX], candidate[PATH_MAX];
+    char real[PATH_MAX], candidate[PATH_MAX], root[PATH_MAX];
 
     if (link == NULL || strchr(link, '/') != NULL || realpath(module_path, real) == NULL)
         return NULL;
@@ -185,17 +224,24 @@ static Elf *open_by_debuglink(Elf *elf, const char *module_path,
         if (found != NULL || errno == ENOMEM)
             return found;
     }
-    int n = snprintf(candidate, sizeof candidate, "%s%s/%s", debug_file_root(), real, link);
-    if (n <= 0 || (size_t)n >= sizeof candidate)
-        return NULL;
-    return open_candidate(candidate, id, length, fd, probes);
+    for (const char *cursor = roots; next_root(&cursor, root);) {
+        int n = snprintf(candidate, sizeof candidate, "%s%s/%s", root, real, link);
+        if (n <= 0 || (size_t)n >= sizeof candidate)
+            continue;
+        Elf *found = open_candidate(candidate, id, length, fd, probes);
+        if (found != NULL || errno == ENOMEM)
+            return found;
+    }
+    return NULL;
 }
 
 Elf *debug_file_open(Elf *elf, const char *path, const unsigned char *build_id,
                      unsigned build_id_length, int *fd, struct file_probes *probes)
 {
-    Elf *found = open_by_build_id(build_id, build_id_length, fd, probes);
+    char roots[DEBUG_FILE_ROOTS_MAX];
+    debug_file_roots(roots, sizeof roots);
+    Elf *found = open_by_build_id(roots, build_id, build_id_length, fd, probes);
     if (found == NULL && errno != ENOMEM) /* out of memory: no other candidate */
-        found = open_by_debuglink(elf, path, build_id, build_id_length, fd, probes);
+        found = open_by_debuglink(elf, path, roots, build_id, build_id_length, fd, probes);
     return found;
 }

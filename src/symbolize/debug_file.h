@@ -6,8 +6,9 @@
 #include <stddef.h>
 
 /* Open the debug file of ELF (whose path is PATH and build-id BUILD_ID):
- * first /usr/lib/debug/.build-id/xx/yyyy.debug, then .gnu_debuglink in
- * the module's directory, its .debug/ and /usr/lib/debug/<dir>/. A file
+ * first ROOT/.build-id/xx/yyyy.debug under each debug root in turn, then
+ * .gnu_debuglink in the module's directory, its .debug/ and ROOT/<dir>/
+ * under each root. A file
  * whose build-id differs from BUILD_ID is not taken. Returns an Elf opened
  * with ELF_C_READ and its fd in *FD, or NULL (with errno ENOMEM when
  * memory ran out: no later candidate is tried). Every path looked at is
@@ -24,8 +25,13 @@ int elf_file_open(const char *path);
 /* The build-id of an ELF file, from its notes. Returns the length or 0. */
 unsigned elf_file_build_id(Elf *elf, unsigned char *id, size_t capacity);
 
-/* The directory that holds debug files: /usr/lib/debug, or the value of
- * the environment variable EXECINFO_EX_DEBUG_ROOT (for tests). */
-const char *debug_file_root(void);
+/* The directories that hold debug files, searched in this order, as one
+ * ':'-separated list into OUT: the roots of EXECINFO_EX_DEBUG_ROOT (itself
+ * a ':'-separated list), then the system's, /usr/lib/debug (or
+ * EXECINFO_EX_SYSTEM_DEBUG_ROOT, empty for none: tests and benchmarks).
+ * The list is part of the index cache's key. Returns 0, or -ENAMETOOLONG
+ * when it does not fit (OUT is then the system root alone). */
+#define DEBUG_FILE_ROOTS_MAX 4096
+int debug_file_roots(char *out, size_t size);
 
 #endif

@@ -13,8 +13,8 @@
  * The candidates depend on the module's build-id, its .gnu_debuglink (the
  * module file's identity is in the cache key), the realpath of its
  * directory (its path is in the key: a symlink along it that changes
- * while the file stays is not seen) and EXECINFO_EX_DEBUG_ROOT (which
- * gives other paths). */
+ * while the file stays is not seen) and the debug roots (which give
+ * other paths: they are in the cache key, debug_file.h). */
 struct file_probes {
     unsigned char *bytes;
     size_t size, capacity;

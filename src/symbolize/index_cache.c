@@ -12,6 +12,7 @@
  * rename a whole file. */
 #define _GNU_SOURCE
 #include "index_cache.h"
+#include "debug_file.h"
 #include "file_probes.h"
 
 #include <dirent.h>
@@ -343,11 +344,16 @@ static int key_of(const struct module_info *module, int line_mode, int demangle,
         key->identity[3] = (uint64_t)file.st_mtim.tv_sec;
         key->identity[4] = (uint64_t)file.st_mtim.tv_nsec;
     }
-    /* The path too: the debug file candidates follow its directory. */
+    /* The path too: the debug file candidates follow its directory; and
+     * the debug roots, which give other candidates (a root added later
+     * must be searched, not answered from a copy made without it). */
+    char roots[DEBUG_FILE_ROOTS_MAX];
+    debug_file_roots(roots, sizeof roots);
     uint64_t lanes[4] = { CACHE_FORMAT, (uint64_t)line_mode, 5 + (uint64_t)(demangle != 0), 7 };
     mix(builder_id, builder_id_length, lanes);
     mix((const unsigned char *)key->identity, sizeof key->identity, lanes);
     mix((const unsigned char *)module->file_path, strlen(module->file_path), lanes);
+    mix((const unsigned char *)roots, strlen(roots), lanes);
     uint64_t hash = lanes[0] ^ lanes[1] * 3 ^ lanes[2] * 5 ^ lanes[3] * 7;
     static const char digits[] = "0123456789abcdef";
     char *at = key->name;

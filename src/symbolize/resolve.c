@@ -235,20 +235,19 @@ static struct backtrace_frame *pack(const struct pending *pending)
     return block;
 }
 
-/* libdwfl's search path, with the debug root the index uses
+/* libdwfl's search path (the module's directory, its .debug/, then each
+ * absolute root in turn), with the debug roots the index uses
  * (debug_file.h), so that both find the same separate debug files. Read
- * at the first resolve (the root is a test setting). A root holding ':',
- * the list's separator, leaves libdwfl's default. */
-static char debuginfo_text[4096];
+ * at the first resolve. */
+static char debuginfo_text[DEBUG_FILE_ROOTS_MAX + 16];
 static char *debuginfo_pointer;
 static pthread_once_t debuginfo_once = PTHREAD_ONCE_INIT;
 
 static void debuginfo_set(void)
 {
-    const char *root = debug_file_root();
-    if (strchr(root, ':') != NULL)
-        return;
-    int length = snprintf(debuginfo_text, sizeof debuginfo_text, ":.debug:%s", root);
+    char roots[DEBUG_FILE_ROOTS_MAX];
+    debug_file_roots(roots, sizeof roots);
+    int length = snprintf(debuginfo_text, sizeof debuginfo_text, ":.debug:%s", roots);
     debuginfo_pointer = length > 0 && (size_t)length < sizeof debuginfo_text ? debuginfo_text : NULL;
 }
 

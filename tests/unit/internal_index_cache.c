@@ -397,6 +397,10 @@ Test(index_cache, the_directory_must_be_ours)
 /* ---- crash reports, with and without the cache ---- */
 
 static char crash_options[512], crash_library[512], crash_preload[600];
+/* The debug roots of the next crash: "NAME=VALUE", or an unused name. */
+static char crash_debug_root[600] = "EXECINFO_EX_TEST_UNUSED_A=";
+static char crash_system_root[600] = "EXECINFO_EX_TEST_UNUSED_B=";
+static char crash_fixture[512]; /* the fixture library, if not the built one */
 
 static void prepare_crash(void *context)
 {
@@ -405,6 +409,8 @@ static void prepare_crash(void *context)
     putenv(crash_options);
     putenv(crash_library);
     putenv(crash_preload);
+    putenv(crash_debug_root);
+    putenv(crash_system_root);
 }
 
 /* Runtime addresses (0x and 9 or more digits) as "ADDRESS": where a
@@ -441,7 +447,10 @@ static void crash_frames(const char *options, char *out, size_t size)
     cr_assert_not_null(library, "EXECINFO_EX_LIBRARY (make test sets it)");
     snprintf(program, sizeof program, "%s/dlopen_crash", tests_dir());
     snprintf(crash_options, sizeof crash_options, "EXECINFO_EX_OPTIONS=handler=1:%s", options);
-    snprintf(crash_library, sizeof crash_library, "FIXTURE_LIB=%s/fixture_lib.so", tests_dir());
+    if (crash_fixture[0] != '\0')
+        snprintf(crash_library, sizeof crash_library, "FIXTURE_LIB=%s", crash_fixture);
+    else
+        snprintf(crash_library, sizeof crash_library, "FIXTURE_LIB=%s/fixture_lib.so", tests_dir());
     snprintf(crash_preload, sizeof crash_preload, "LD_PRELOAD=%s", library);
     char *argv[] = { program, NULL };
     run_program(program, argv, prepare_crash, NULL, &result);
@@ -473,6 +482,53 @@ static void same_frames(const char *more)
 }
 
 Test(index_cache, a_crash_names_the_same_frames_with_and_without_it) { same_frames(""); }
+
+/* A stripped copy of the fixture library in DIRECTORY, its debug file
+ * under DIRECTORY/root/.build-id/, an empty DIRECTORY/empty. */
+static void stripped_fixture(const char *directory)
+{
+    char command[2048];
+    snprintf(command, sizeof command,
+             "set -e; cd '%s'; lib='%s/fixture_lib.so'; mkdir empty;"
+             " id=$(readelf -n \"$lib\" | awk '/Build ID/ { print $3 }'); test -n \"$id\";"
+             " rest=${id#??}; mkdir -p root/.build-id/${id%%\"$rest\"};"
+             " objcopy --only-keep-debug \"$lib\" root/.build-id/${id%%\"$rest\"}/$rest.debug;"
+             " strip --strip-all -o fixture_lib.so \"$lib\"",
+             directory, tests_dir());
+    cr_assert_eq(system(command), 0, "%s", command);
+}
+
+/* The debug roots are part of the key: a root given after a crash was
+ * reported without it is searched, not answered from the copy made
+ * without it; and a user's root adds to the system's, it does not hide
+ * it. */
+Test(index_cache, a_debug_root_given_later_is_searched, .timeout = 60)
+{
+    char directory[64], work[64], options[256];
+    static char frames[1 << 14];
+    fresh_directory(directory, sizeof directory);
+    fresh_directory(work, sizeof work);
+    stripped_fixture(work);
+    snprintf(crash_fixture, sizeof crash_fixture, "%s/fixture_lib.so", work);
+    cache_option(options, sizeof options, directory, "lines=all");
+
+    snprintf(crash_system_root, sizeof crash_system_root, "EXECINFO_EX_SYSTEM_DEBUG_ROOT=%s/empty", work);
+    crash_frames(options, frames, sizeof frames);
+    cr_assert(strstr(frames, "fixture_crash_inner") == NULL, "stripped, no debug file:\n%s", frames);
+
+    snprintf(crash_debug_root, sizeof crash_debug_root, "EXECINFO_EX_DEBUG_ROOT=%s/root", work);
+    crash_frames(options, frames, sizeof frames);
+    cr_assert(strstr(frames, "fixture_crash_inner") != NULL, "the new root, then:\n%s", frames);
+
+    snprintf(crash_debug_root, sizeof crash_debug_root, "EXECINFO_EX_DEBUG_ROOT=%s/empty", work);
+    snprintf(crash_system_root, sizeof crash_system_root, "EXECINFO_EX_SYSTEM_DEBUG_ROOT=%s/root", work);
+    crash_frames(options, frames, sizeof frames);
+    cr_assert(strstr(frames, "fixture_crash_inner") != NULL, "a user's root hid the system's:\n%s",
+              frames);
+    crash_fixture[0] = '\0';
+    snprintf(crash_debug_root, sizeof crash_debug_root, "EXECINFO_EX_TEST_UNUSED_A=");
+    snprintf(crash_system_root, sizeof crash_system_root, "EXECINFO_EX_TEST_UNUSED_B=");
+}
 Test(index_cache, with_every_line_table_too) { same_frames("lines=all"); }
 
 /* ---- the shared library, warm: no ELF file read, libdw not loaded ---- */
