@@ -65,6 +65,9 @@ static void usage(FILE *out)
           "                         traces from there to its muntrace()\n"
           "      --mtrace-frames=N  frames of stack per traced event (0 to 64; default 0,\n"
           "                         16 with --leaks)\n"
+          "  -O, --option=NAME=VALUE any option of EXECINFO_EX_OPTIONS (man 1\n"
+          "                         execinfo_ex_heap, man 3 print_trace), e.g. --option\n"
+          "                         lines=all; repeatable, in order with the rest\n"
           "  -h, --help             show this help and exit\n"
           "  -V, --version          show the version and exit\n"
           "\n"
@@ -102,7 +105,7 @@ static void set_trace(const struct launch *launch, const char *file)
 static int build_options(int argc, char **argv, struct launch *launch)
 {
     enum { FILL = 256, ALLOC_FILL, FILL_MAX, OVERWRITE, MTRACE, MTRACE_FRAMES, FREE_FRAMES };
-    const char *short_options = "+f:g:q:e:o:jl:hV";
+    const char *short_options = "+f:g:q:e:o:jl:O:hV";
     static const struct option long_options[] = {
         { "frames", required_argument, NULL, 'f' },   { "guard", required_argument, NULL, 'g' },
         { "free-frames", required_argument, NULL, FREE_FRAMES },
@@ -113,6 +116,7 @@ static int build_options(int argc, char **argv, struct launch *launch)
         { "overwrite", no_argument, NULL, OVERWRITE }, { "json", no_argument, NULL, 'j' },
         { "leaks", required_argument, NULL, 'l' },   { "mtrace", required_argument, NULL, MTRACE },
         { "mtrace-frames", required_argument, NULL, MTRACE_FRAMES },
+        { "option", required_argument, NULL, 'O' },
         { "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
@@ -138,6 +142,7 @@ static int build_options(int argc, char **argv, struct launch *launch)
             launch_append(launch, "mtrace_frames", optarg);
             trace_frames_given = 1;
             break;
+        case 'O': launch_append_assignment(launch, optarg); break;
         case 'h': usage(stdout); exit(0);
         case 'V': puts("execinfo_ex_heap 0.1.0"); exit(0);
         default: usage(stderr); exit(2);

@@ -52,6 +52,10 @@ static void usage(FILE *out)
           "      --minidump=PATH   also write a Breakpad minidump of the crash: PATH is\n"
           "                        a file (%p: the process id) or a directory, where\n"
           "                        each crash gets PROGRAM-PID-YYYYMMDDTHHMMSSZ.dmp\n"
+          "  -O, --option=NAME=VALUE\n"
+          "                        any option of EXECINFO_EX_OPTIONS (man 3\n"
+          "                        backtrace_install_fatal_handler, print_trace), e.g.\n"
+          "                        --option lines=all; repeatable, in order with the rest\n"
           "  -h, --help            show this help and exit\n"
           "  -V, --version         show the version and exit\n"
           "\n"
@@ -77,13 +81,14 @@ static int build_options(int argc, char **argv, struct launch *launch)
         { "threads-timeout-ms", required_argument, NULL, THREADS_TIMEOUT },
         { "dump-signal", required_argument, NULL, 'd' },
         { "minidump", required_argument, NULL, MINIDUMP },
+        { "option", required_argument, NULL, 'O' },
         { "help", no_argument, NULL, 'h' },        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     int c;
 
     launch_init(launch, "execinfo_ex_run", "handler=1");
-    while ((c = getopt_long(argc, argv, "+o:jrs:f:t:d:hV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:jrs:f:t:d:O:hV", long_options, NULL)) != -1) {
         switch (c) {
         case 'o': launch_append_report(launch, optarg); break;
         case OVERWRITE: launch_append(launch, "overwrite", "1"); break;
@@ -95,6 +100,7 @@ static int build_options(int argc, char **argv, struct launch *launch)
         case THREADS_TIMEOUT: launch_append(launch, "threads_timeout_ms", optarg); break;
         case 'd': launch_append(launch, "dump_signal", optarg); break;
         case MINIDUMP: launch_append_path(launch, "minidump", optarg); break;
+        case 'O': launch_append_assignment(launch, optarg); break;
         case 'h': usage(stdout); exit(0);
         case 'V': puts("execinfo_ex_run 0.1.0"); exit(0);
         default: usage(stderr); exit(2);

@@ -48,6 +48,26 @@ void launch_append(struct launch *launch, const char *name, const char *value)
         launch_fail(launch, "options too long");
 }
 
+void launch_append_assignment(struct launch *launch, const char *assignment)
+{
+    const char *equals = strchr(assignment, '=');
+    if (equals == NULL || equals == assignment) {
+        fprintf(stderr, "%s: --option wants NAME=VALUE (as in EXECINFO_EX_OPTIONS), not '%s'\n",
+                launch->tool, assignment);
+        exit(2);
+    }
+    char name[128];
+    size_t length = (size_t)(equals - assignment);
+    if (length >= sizeof name) {
+        fprintf(stderr, "%s: --option: no option is named '%.*s'\n", launch->tool, (int)length,
+                assignment);
+        exit(2);
+    }
+    memcpy(name, assignment, length);
+    name[length] = '\0';
+    launch_append(launch, name, equals + 1);
+}
+
 void launch_append_report(struct launch *launch, const char *file)
 {
     if (strcmp(file, "stderr") == 0)

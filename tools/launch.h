@@ -24,6 +24,10 @@ void launch_init(struct launch *launch, const char *tool, const char *first);
 /* ":NAME=VALUE"; a VALUE with ':' is a usage error (no escape exists). */
 void launch_append(struct launch *launch, const char *name, const char *value);
 
+/* "NAME=VALUE" as given to --option: any library option, checked by
+ * launch_check with the rest; without '=' or a NAME, a usage error. */
+void launch_append_assignment(struct launch *launch, const char *assignment);
+
 /* report=FILE, made absolute from the current directory: the library opens
  * it only at the crash, after the program may have changed directory. */
 void launch_append_report(struct launch *launch, const char *file);

@@ -152,6 +152,23 @@ else
     not_ok "execinfo_ex_heap --free-frames=65: refused, status 2, the program not run"
     show "$tmp/out/heap_bad_free_frames.err"
 fi
+run_heap heap_option --option heap_frames=12 -O lines=all sh -c 'echo "$EXECINFO_EX_OPTIONS"'
+if [ "$(cat "$tmp/out/heap_option.status")" = 0 ] &&
+    [ "$(cat "$tmp/out/heap_option.out")" = heap_frames=12:lines=all ]; then
+    ok "execinfo_ex_heap --option heap_frames=12 -O lines=all: passed through in order"
+else
+    not_ok "execinfo_ex_heap --option heap_frames=12 -O lines=all: passed through in order"
+    show "$tmp/out/heap_option.out"
+    show "$tmp/out/heap_option.err"
+fi
+run_heap heap_option_bad --option guard=5000 sh -c 'echo ran'
+if [ "$(cat "$tmp/out/heap_option_bad.status")" = 2 ] && ! grep -q ran "$tmp/out/heap_option_bad.out" &&
+    grep -q "^execinfo_ex_heap: .*bad value '5000' for option 'guard'" "$tmp/out/heap_option_bad.err"; then
+    ok "execinfo_ex_heap --option guard=5000: refused, status 2, the program not run"
+else
+    not_ok "execinfo_ex_heap --option guard=5000: refused, status 2, the program not run"
+    show "$tmp/out/heap_option_bad.err"
+fi
 heap_status=0
 (cd "$tmp/cwd" && EXECINFO_EX_OPTIONS=heap=0 timeout 20 "$heap_tool" sh -c 'echo ran') \
     >"$tmp/out/heap_off.out" 2>&1 || heap_status=$?

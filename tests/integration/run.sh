@@ -565,6 +565,23 @@ else
     show "$tmp/out/tool_compose.err"
 fi
 
+# --option NAME=VALUE: any library option, in order with the flags, and
+# checked as they are.
+run_tool tool_option - -f 16 --option frames=24 -O lines=all sh -c 'echo "$EXECINFO_EX_OPTIONS"'
+if [ "$(cat "$tmp/out/tool_option.status")" = 0 ] &&
+    [ "$(cat "$tmp/out/tool_option.out")" = handler=1:frames=16:frames=24:lines=all ]; then
+    ok "execinfo_ex_run -f 16 --option frames=24 -O lines=all: the program gets handler=1:frames=16:frames=24:lines=all"
+else
+    not_ok "execinfo_ex_run -f 16 --option frames=24 -O lines=all: the program gets handler=1:frames=16:frames=24:lines=all" \
+        "status $(cat "$tmp/out/tool_option.status")"
+    show "$tmp/out/tool_option.out"
+    show "$tmp/out/tool_option.err"
+fi
+run_tool tool_option_unknown - --option bogus=1 sh -c 'echo ran'
+expect_refused tool_option_unknown "--option bogus=1" "unknown option 'bogus'"
+run_tool tool_option_bare - --option lines sh -c 'echo ran'
+expect_refused tool_option_bare "--option lines" "--option wants NAME=VALUE"
+
 # A relative -o names a file in the tool's cwd, even when the program moves.
 run_tool tool_relative - -o crash.txt sh -c 'cd / && kill -SEGV $$'
 if [ "$(cat "$tmp/out/tool_relative.status")" = 139 ] &&
