@@ -20,7 +20,7 @@ uint64_t options_default_signals(void)
 void options_defaults(struct options *options)
 {
     memset(options, 0, sizeof *options);
-    options->lines = LINES_MAIN;
+    options->lines = LINES_OWN;
     options->line_memory = (size_t)64 << 20;
     options->inlines = 1;
     options->index_cache = 1;
@@ -94,7 +94,7 @@ static int parse_word(const char *value, size_t length, const char *const *words
 
 static int parse_lines(struct options *o, const char *value, size_t length)
 {
-    static const char *const words[] = { "none", "main", "all", NULL };
+    static const char *const words[] = { "none", "main", "own", "all", NULL };
     int index;
     if (parse_word(value, length, words, &index) < 0)
         return -EINVAL;

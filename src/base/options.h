@@ -5,7 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum lines_scope { LINES_NONE, LINES_MAIN, LINES_ALL };
+/* none; the program only; the program and every module whose own file
+ * holds a line table (what a user built with -g: no separate debug
+ * file is looked for); every module, separate debug files too. */
+enum lines_scope { LINES_NONE, LINES_MAIN, LINES_OWN, LINES_ALL };
 enum report_format { REPORT_TEXT, REPORT_JSON };
 enum heap_error_action { HEAP_ERROR_ABORT, HEAP_ERROR_REPORT };
 

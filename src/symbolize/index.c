@@ -151,19 +151,41 @@ static int remember(const struct module_info *module, const struct stat *file,
     return 0;
 }
 
-static int wants_lines(const struct module_info *module)
+/* This library and its hooks library: built with -g here, but not the
+ * user's code (their frames are left out of reports), and reading their
+ * line tables at every load would double the index's cost with no cache. */
+static int is_ours(const struct module_info *module)
 {
-    if (active_options.lines == LINES_ALL)
-        return 1;
-    return active_options.lines == LINES_MAIN && module->is_main;
+    uintptr_t here = (uintptr_t)&is_ours;
+    const char *name = strrchr(module->file_path, '/');
+    name = name != NULL ? name + 1 : module->file_path;
+    return (module->start <= here && here < module->end) ||
+           strncmp(name, "libexecinfo_ex_hooks.so", 23) == 0;
 }
 
-/* 0: no lines, 1: lines, 2: lines and inlined calls (inlines=1). */
+static int wants_lines(const struct module_info *module)
+{
+    switch (active_options.lines) {
+    case LINES_ALL: return 1;
+    case LINES_OWN: return module->is_main || !is_ours(module);
+    case LINES_MAIN: return module->is_main;
+    default: return 0;
+    }
+}
+
+/* 0: no lines; else LINE_MODE_LINES with LINE_FLAGS (module_data.h) above
+ * it: lines=own reads a module's own line table only, but the program's
+ * separate debug file too (as lines=main does). */
+#define LINE_MODE_LINES 1
+#define LINE_MODE_FLAGS_SHIFT 1
 static int line_mode(const struct module_info *module)
 {
     if (!wants_lines(module))
         return 0;
-    return active_options.inlines ? 2 : 1;
+    int flags = active_options.inlines ? LINE_INLINES : 0;
+    if (active_options.lines == LINES_OWN && !module->is_main)
+        flags |= LINE_OWN_TABLE_ONLY;
+    return LINE_MODE_LINES | flags << LINE_MODE_FLAGS_SHIFT;
 }
 
 /* MODULE's cache entry, or NULL. */
@@ -226,19 +248,19 @@ static const struct module_data *data_for(const struct module_info *module, int 
         budget = active_options.line_memory - line_bytes_used;
     int incomplete = 0;
     /* Read by an earlier process, checked whole; else built and kept. */
-    int inlines = with_lines == 2;
+    int line_flags = with_lines >> LINE_MODE_FLAGS_SHIFT;
     const struct module_data *data =
-        index_cache_load(module, budget, inlines, active_options.demangle, &line_bytes);
+        index_cache_load(module, budget, line_flags, active_options.demangle, &line_bytes);
     if (data == NULL) {
         struct file_probes probes = { NULL, 0, 0, 0 };
         prepare_elf();
-        data = module_data_build_recorded(module, budget, inlines, &line_bytes, &probes,
+        data = module_data_build_recorded(module, budget, line_flags, &line_bytes, &probes,
                                           active_options.demangle);
         incomplete = errno == ENOMEM;
         built_bytes_since_trim += data != NULL ? data->mapped_bytes : 0;
         built_in_refresh = 1;
         if (!incomplete)
-            index_cache_store(module, budget, inlines, data, line_bytes, &probes);
+            index_cache_store(module, budget, line_flags, data, line_bytes, &probes);
         file_probes_free(&probes);
     }
     *out_of_memory = incomplete;

@@ -14,6 +14,7 @@
 #include "index_cache.h"
 #include "debug_file.h"
 #include "file_probes.h"
+#include "module_data.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -495,19 +496,23 @@ refuse:
     return NULL;
 }
 
-/* 0 no lines, 1 lines, 2 lines and inlined calls: the key's part. */
-static int line_mode(size_t line_budget, int inlines)
+/* The key's part: 0 no lines; else 1, plus 1 with the inlined calls,
+ * plus 2 with the module's own line table only (LINE_FLAGS, module_data.h). */
+static int line_mode(size_t line_budget, int line_flags)
 {
-    return line_budget == 0 ? 0 : inlines ? 2 : 1;
+    if (line_budget == 0)
+        return 0;
+    return 1 + ((line_flags & LINE_INLINES) != 0) + 2 * ((line_flags & LINE_OWN_TABLE_ONLY) != 0);
 }
 
 const struct module_data *index_cache_load(const struct module_info *module, size_t line_budget,
-                                           int inlines, int demangle, size_t *line_bytes)
+                                           int line_flags, int demangle, size_t *line_bytes)
 {
     struct cache_key key;
     struct stat status;
+    int inlines = (line_flags & LINE_INLINES) != 0;
     *line_bytes = 0;
-    if (key_of(module, line_mode(line_budget, inlines), demangle, &key) < 0)
+    if (key_of(module, line_mode(line_budget, line_flags), demangle, &key) < 0)
         return NULL;
     int fd = openat(directory, key.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
@@ -605,17 +610,18 @@ static unsigned char *image_of(const struct module_info *module, const struct ca
     return image;
 }
 
-void index_cache_store(const struct module_info *module, size_t line_budget, int inlines,
+void index_cache_store(const struct module_info *module, size_t line_budget, int line_flags,
                        const struct module_data *data, size_t line_bytes,
                        const struct file_probes *probes)
 {
     struct cache_key key;
     size_t size;
     if (stores_stopped || data == NULL || (probes != NULL && probes->failed) ||
-        key_of(module, line_mode(line_budget, inlines), data->names_demangled, &key) < 0)
+        key_of(module, line_mode(line_budget, line_flags), data->names_demangled, &key) < 0)
         return;
     unsigned char *image =
-        image_of(module, &key, line_budget, inlines, data, line_bytes, probes, &size);
+        image_of(module, &key, line_budget, (line_flags & LINE_INLINES) != 0, data, line_bytes,
+                 probes, &size);
     if (image == NULL || size > INDEX_CACHE_BYTES_MAX || !index_cache_image_valid(image, size)) {
         free(image);
         return;

@@ -26,16 +26,17 @@ struct file_probes;
 void index_cache_prepare(const struct options *options, const struct module_list *list);
 
 /* MODULE's data from the cache, built with LINE_BUDGET (0: no lines) and
- * INLINES (the inlined calls read with the lines) and DEMANGLE (the
+ * LINE_FLAGS (module_data.h: the inlined calls, the module's own line
+ * table only) and DEMANGLE (the
  * demangle= option), or NULL (no usable file: build it). Sets *LINE_BYTES. */
 const struct module_data *index_cache_load(const struct module_info *module, size_t line_budget,
-                                           int inlines, int demangle, size_t *line_bytes);
+                                           int line_flags, int demangle, size_t *line_bytes);
 
-/* Keep DATA, just built for MODULE with LINE_BUDGET and INLINES (and
+/* Keep DATA, just built for MODULE with LINE_BUDGET and LINE_FLAGS (and
  * demangled names if DATA says so) from the debug files in PROBES, for
  * later processes. Errors (a full disk, a read-only
  * directory) are counted, and stop further stores in this process. */
-void index_cache_store(const struct module_info *module, size_t line_budget, int inlines,
+void index_cache_store(const struct module_info *module, size_t line_budget, int line_flags,
                        const struct module_data *data, size_t line_bytes,
                        const struct file_probes *probes);
 

@@ -305,15 +305,16 @@ static void gather_demangled(struct gathered *g)
 /* Lines are kept whole or not at all: a table cut by running out of
  * memory could give a wrong line to the addresses after the cut. */
 static void gather_lines(const struct module_info *module, struct opened_elf *file,
-                         struct opened_elf *debug, size_t budget, int inlines, int demangle,
+                         struct opened_elf *debug, size_t budget, int line_flags, int demangle,
                          struct gathered *g, struct file_probes *probes)
 {
     int out_of_memory = 0;
-    g->lines.with_inlines = inlines;
+    g->lines.with_inlines = (line_flags & LINE_INLINES) != 0;
     errno = 0;
     long rows = line_table_read(file->elf, budget, &g->lines);
     out_of_memory = rows == -ENOMEM || errno == ENOMEM;
-    if (rows == 0 && module->memory_image == NULL && !out_of_memory) {
+    if (rows == 0 && module->memory_image == NULL && !out_of_memory &&
+        !(line_flags & LINE_OWN_TABLE_ONLY)) {
         if (debug->elf == NULL) {
             errno = 0;
             debug->elf = debug_file_open(file->elf, module->file_path, module->build_id,
@@ -341,11 +342,11 @@ static void gather_lines(const struct module_info *module, struct opened_elf *fi
 const struct module_data *module_data_build(const struct module_info *module,
                                             size_t line_budget, size_t *line_bytes)
 {
-    return module_data_build_recorded(module, line_budget, 1, line_bytes, NULL, 1);
+    return module_data_build_recorded(module, line_budget, LINE_INLINES, line_bytes, NULL, 1);
 }
 
 const struct module_data *module_data_build_recorded(const struct module_info *module,
-                                                     size_t line_budget, int inlines,
+                                                     size_t line_budget, int line_flags,
                                                      size_t *line_bytes,
                                                      struct file_probes *probes, int demangle)
 {
@@ -361,7 +362,7 @@ const struct module_data *module_data_build_recorded(const struct module_info *m
     if (demangle)
         gather_demangled(&g);
     if (line_budget > 0)
-        gather_lines(module, &file, &debug, line_budget, inlines, demangle, &g, probes);
+        gather_lines(module, &file, &debug, line_budget, line_flags, demangle, &g, probes);
     const struct module_data *data = pack(&g, demangle);
     if (data != NULL)
         *line_bytes = line_table_packed_size(&g.lines);

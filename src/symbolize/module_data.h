@@ -18,13 +18,18 @@
 const struct module_data *module_data_build(const struct module_info *module,
                                             size_t line_budget, size_t *line_bytes);
 
-/* The same, with the inlined calls only if INLINES, recording in PROBES
+/* LINE_FLAGS of module_data_build_recorded and the index cache. */
+#define LINE_INLINES 1        /* the inlined calls too */
+#define LINE_OWN_TABLE_ONLY 2 /* the module's own table: no separate debug file */
+
+/* The same, with the inlined calls only if LINE_FLAGS has LINE_INLINES, the
+ * lines of the module's own file only if LINE_OWN_TABLE_ONLY, recording in PROBES
  * every debug file candidate looked at (src/symbolize/file_probes.h), so
  * that a cached copy can be checked; names (of symbols and of inlined
  * calls) are demangled only if DEMANGLE (the demangle= option). */
 struct file_probes;
 const struct module_data *module_data_build_recorded(const struct module_info *module,
-                                                     size_t line_budget, int inlines,
+                                                     size_t line_budget, int line_flags,
                                                      size_t *line_bytes,
                                                      struct file_probes *probes, int demangle);
 

@@ -483,6 +483,19 @@ static void same_frames(const char *more)
 
 Test(index_cache, a_crash_names_the_same_frames_with_and_without_it) { same_frames(""); }
 
+/* lines=own, the default: a dlopen'd module built with -g gets its lines
+ * (lines=main leaves them out), from its own line table only: its
+ * stripped copy with a debug file under a root gets names, not lines. */
+Test(index_cache, a_module_built_with_debug_info_gets_lines_by_default, .timeout = 60)
+{
+    static char frames[1 << 14];
+    crash_frames("index_cache=0", frames, sizeof frames);
+    cr_assert(strstr(frames, "(fixture_crash_inner+") != NULL, "%s", frames);
+    cr_assert(strstr(frames, "fixture_lib.c:") != NULL, "no line of the plugin:\n%s", frames);
+    crash_frames("index_cache=0:lines=main", frames, sizeof frames);
+    cr_assert(strstr(frames, "fixture_lib.c:") == NULL, "lines=main:\n%s", frames);
+}
+
 /* A stripped copy of the fixture library in DIRECTORY, its debug file
  * under DIRECTORY/root/.build-id/, an empty DIRECTORY/empty. */
 static void stripped_fixture(const char *directory)

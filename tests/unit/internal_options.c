@@ -4,11 +4,11 @@
 #include <signal.h>
 #include "support.h"
 
-Test(options, defaults_are_main_and_64m)
+Test(options, defaults_are_own_and_64m)
 {
     struct options options;
     options_defaults(&options);
-    cr_assert_eq(options.lines, LINES_MAIN);
+    cr_assert_eq(options.lines, LINES_OWN);
     cr_assert_eq(options.line_memory, (size_t)64 << 20);
 }
 
@@ -17,6 +17,10 @@ Test(options, parses_every_known_option)
     struct options options;
     char error[128];
     options_defaults(&options);
+    cr_assert_eq(options_parse(&options, "lines=main", error, sizeof error), 0);
+    cr_assert_eq(options.lines, LINES_MAIN);
+    cr_assert_eq(options_parse(&options, "lines=own", error, sizeof error), 0);
+    cr_assert_eq(options.lines, LINES_OWN);
     cr_assert_eq(options_parse(&options, "lines=all:line_memory=3K", error, sizeof error), 0);
     cr_assert_eq(options.lines, LINES_ALL);
     cr_assert_eq(options.line_memory, 3072u);
