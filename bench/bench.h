@@ -63,7 +63,7 @@ struct results {
     double symbols_fd_ns[2];
     /* 5. print_trace_fd and friends, 30 frames, to /dev/null */
     double print_trace_fd_ns, print_fd_ns, ours_capture_fd_ns, glibc_capture_fd_ns;
-    /* 6. the symbol index: lines=main (default), lines=all, lines=none */
+    /* 6. the symbol index: lines=own (default), lines=all, lines=none */
     struct index_figures index[3];
     /* 7. the fatal-signal handler (issue 3) */
     double handler_report_ns[2];      /* fault to end of report: text, json */

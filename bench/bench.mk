@@ -12,6 +12,33 @@
 
 BENCH_DIR          := $(BUILD)/bench
 BENCH_THREADS_LOAD_RUNS ?= 11
+
+# BENCH_QUICK=1 (make bench-smoke, run by .ci/run): every benchmark builds
+# and runs once with the fewest repetitions, so that one that cannot build
+# or run fails CI; its numbers mean nothing. The C programs read
+# BENCH_QUICK themselves (bench/timing.h); these are the others' knobs.
+ifeq ($(BENCH_QUICK),1)
+export BENCH_QUICK
+export HEAP_BENCH_REPEATS := 1
+export HEAP_BENCH_POOL_OPS := 20000
+export HEAP_BENCH_CHURN_OPS := 20000
+export HEAP_BENCH_PY_COUNT := 2000
+export BENCH_DLOPEN_RUNS := 1
+export BUDGET_OPS := 2000
+BENCH_LOAD_RUNS := 1
+BENCH_THREADS_LOAD_RUNS := 1
+BENCH_THREADS_ARGS := -r 1 -R 1
+BENCH_CRASH_LATENCY_ARGS := -r 1 -R 1
+BENCH_STOP_ARGS := -r 1
+BENCH_LEAKS_EVENTS := 10000
+BENCH_INLINE_RUNS := 1
+BENCH_REAL_RUNS := 1
+else
+BENCH_CRASH_LATENCY_ARGS := -r 5 -R 2
+BENCH_LEAKS_EVENTS := 1000000
+BENCH_INLINE_RUNS := 11
+BENCH_REAL_RUNS := 3
+endif
 BENCH_CFLAGS       := -std=gnu11 -O2 -g -Wall -Wextra -Iinclude
 BENCH_OURS_LIBS    := -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
 BENCH_UNWIND_FLAGS := -DUNW_LOCAL_ONLY $(shell pkg-config --cflags libunwind)
@@ -56,15 +83,15 @@ bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $
 	$(BENCH_DIR)/load_cost $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx $(INLINE_CLANG_PROGRAMS) $(DEMANGLE_BENCH_PROGRAMS)
 	$(BENCH_DIR)/bench
 	$(DEMANGLE_BENCH_RUN)
-	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD)
+	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD) $(BENCH_LOAD_RUNS)
 	$(HEAP_BENCH_DIR)/heap_bench
 	$(BENCH_DIR)/dlopen_bench
 	@echo "== the every-thread report against eu-stack and gdb (issue 23; short: make bench-threads has more runs)"
-	$(BENCH_DIR)/crash_latency -r 5 -R 2
-	@echo "== execinfo_ex_leaks on generated traces of 1,000,000 events"
-	sh tools/leaks/bench_leaks.sh 1000000 $(BUILD)/bin/execinfo_ex_leaks
+	$(BENCH_DIR)/crash_latency $(BENCH_CRASH_LATENCY_ARGS)
+	@echo "== execinfo_ex_leaks on generated traces of $(BENCH_LEAKS_EVENTS) events"
+	sh tools/leaks/bench_leaks.sh $(BENCH_LEAKS_EVENTS) $(BUILD)/bin/execinfo_ex_leaks
 	@echo "== the index with inlines=1 against inlines=0 (issue 15)"
-	python3 bench/inline_cost.py 11 $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx \
+	python3 bench/inline_cost.py $(BENCH_INLINE_RUNS) $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx \
 		$(INLINE_CLANG_PROGRAMS)
 
 $(BENCH_DIR)/obj/%.o: bench/%.c $(BENCH_HEADERS)
@@ -212,7 +239,7 @@ bench-budget: $(HEAP_BENCH_DIR)/pool $(BUILD)/libexecinfo_ex_hooks.so
 # minutes; not part of `make bench`.
 .PHONY: bench-real
 bench-real: $(BUILD)/libexecinfo_ex_hooks.so
-	python3 bench/heap/real_programs.py 3 $(BUILD)
+	python3 bench/heap/real_programs.py $(BENCH_REAL_RUNS) $(BUILD)
 
 $(HEAP_BENCH_DIR)/pool: bench/heap/pool.c
 	@mkdir -p $(dir $@)
@@ -271,7 +298,7 @@ $(BENCH_DIR)/inline_cost_cxx_clang: $(BENCH_DIR)/inline_cost_cxx $(INLINE_CLANG_
 	$(INLINE_CLANGXX) -O2 -g $<.helper.o $(INLINE_CLANG_OBJECTS) -o $@ $(STATIC) $(DEP_LIBS)
 
 bench-inline: $(BENCH_DIR)/inline_cost_fixture $(BENCH_DIR)/inline_cost_cxx $(INLINE_CLANG_PROGRAMS)
-	python3 bench/inline_cost.py 11 $^
+	python3 bench/inline_cost.py $(BENCH_INLINE_RUNS) $^
 
 # The issue's target is against the index build "today's" when it was
 # filed: the same C++ program linked with the static library of commit
@@ -354,3 +381,19 @@ $(BENCH_DIR)/crash_latency_helper: bench/threads/crash_latency_helper.c bench/th
 bench-threads: $(BENCH_DIR)/crash_latency $(BENCH_DIR)/crash_latency_helper $(BENCH_DIR)/load_cost
 	$(BENCH_DIR)/crash_latency $(BENCH_THREADS_ARGS)
 	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD) $(BENCH_THREADS_LOAD_RUNS) threads
+
+# ---- every benchmark, once, quickly (issue 25) -------------------------------
+# A smoke run for CI: each make bench* target builds and runs with
+# BENCH_QUICK=1 (few repetitions, short batches, small workloads; see the
+# top of this file), so that a benchmark that no longer builds or runs
+# fails CI. Nothing it prints is a measurement.
+.PHONY: bench-smoke
+# bench-inline-before needs the repository's history (a shallow clone
+# lacks the commit it builds): said and left out then.
+bench-smoke:
+	$(MAKE) BENCH_QUICK=1 bench bench-load bench-threads bench-demangle bench-stop-methods \
+		bench-inline bench-budget bench-real
+	@if git cat-file -e $(INLINE_BEFORE_COMMIT)^{commit} 2>/dev/null; then \
+		$(MAKE) BENCH_QUICK=1 bench-inline-before; \
+	else echo "bench-smoke: bench-inline-before left out: commit $(INLINE_BEFORE_COMMIT) is not in this clone"; fi
+	@echo "bench-smoke: every benchmark built and ran"

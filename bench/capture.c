@@ -126,7 +126,7 @@ static void measure_at_bottom(struct results *results)
         if (sink - before != depth)
             bench_fail("ours, backtrace_ucontext captured %d frames, not %d", sink - before,
                        depth);
-        measure_interleaved(contenders, CONTENDER_COUNT + 1, REPETITIONS, BATCH_NS, ns);
+        measure_interleaved(contenders, CONTENDER_COUNT + 1, bench_count(REPETITIONS), BATCH_NS, ns);
         for (int c = 0; c < CONTENDER_COUNT; c++)
             results->capture_ns[d][c] = ns[c];
         results->capture_ucontext_ns[d] = ns[CONTENDER_COUNT];
@@ -149,7 +149,7 @@ void bench_capture(struct results *results)
 {
     printf("\n1. Warm capture: N frames captured out of a deeper stack\n");
     printf("   median of %d interleaved batches of ~%d ms; ns per call (ns per frame)\n\n",
-           REPETITIONS, BATCH_NS / 1000000);
+           bench_count(REPETITIONS), BATCH_NS / 1000000);
     descend(STACK_LEVELS, results);
     printf("   %-6s %20s %20s %20s %20s %12s %12s %12s\n", "frames", "ours", "glibc",
            "libunwind", "ours ucontext", "ours/glibc", "unw/glibc", "ours/unw");

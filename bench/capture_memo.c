@@ -99,7 +99,7 @@ static void measure_at_bottom(struct results *results)
     for (int d = 0; d < CAPTURE_DEPTHS; d++) {
         depth = capture_depths[d];
         check_traces();
-        measure_interleaved(contenders, 3, REPETITIONS, BATCH_NS, results->memo_ns[d]);
+        measure_interleaved(contenders, 3, bench_count(REPETITIONS), BATCH_NS, results->memo_ns[d]);
     }
 }
 
@@ -118,7 +118,7 @@ void bench_capture_memo(struct results *results)
 {
     printf("\n1b. Warm capture with a memo (backtrace_skip_range)\n");
     printf("   median of %d interleaved batches of ~%d ms; ns per call (ns per frame)\n\n",
-           REPETITIONS, BATCH_NS / 1000000);
+           bench_count(REPETITIONS), BATCH_NS / 1000000);
     descend(STACK_LEVELS, results);
     printf("   %-6s %20s %20s %20s %12s %12s\n", "frames", "no memo", "memo, same stack",
            "memo, two paths", "same/none", "two/none");

@@ -58,12 +58,12 @@ static void measure(const char *path)
     memset(&module, 0, sizeof module);
     module.file_path = module.display_path = (char *)path;
     module.end = UINTPTR_MAX;
-    for (int sample = 0; sample < SAMPLES; sample++)
+    for (int sample = 0; sample < bench_count(SAMPLES); sample++)
         for (int k = 0; k < 2; k++) {
             int demangle = (sample + k) % 2;
             build_once(&module, demangle, &cost[demangle], sample);
         }
-    double off = median(cost[0].build_ns, SAMPLES), on = median(cost[1].build_ns, SAMPLES);
+    double off = median(cost[0].build_ns, bench_count(SAMPLES)), on = median(cost[1].build_ns, bench_count(SAMPLES));
     printf("   %s\n", path);
     printf("     %zu symbols (%zu demangled), %zu line rows\n", cost[1].symbols, cost[1].demangled,
            cost[1].lines);
@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 {
     elf_version(EV_CURRENT);
     printf("== demangled names in the index (issue 15): one module's build, median of %d,\n"
-           "   demangle=0 and =1 interleaved; index = the module's mapped data\n", SAMPLES);
+           "   demangle=0 and =1 interleaved; index = the module's mapped data\n", bench_count(SAMPLES));
     if (argc < 2)
         measure("/proc/self/exe");
     for (int i = 1; i < argc; i++)

@@ -53,17 +53,17 @@ void bench_first_call(struct results *results)
     };
     const int count = (int)(sizeof runs / sizeof runs[0]);
 
-    for (int sample = 0; sample < SAMPLES; sample++)
+    for (int sample = 0; sample < bench_count(SAMPLES); sample++)
         for (int k = 0; k < count; k++)
             run_once(&runs[(sample + k) % count], sample);
 
     for (int k = 0; k < count; k++) {
-        double ns = median(runs[k].ns, SAMPLES);
-        double allocations = median(runs[k].allocations, SAMPLES);
+        double ns = median(runs[k].ns, bench_count(SAMPLES));
+        double allocations = median(runs[k].allocations, bench_count(SAMPLES));
         if (k < 3) {
             results->first_ns[runs[k].contender] = ns;
             results->first_allocations[runs[k].contender] = allocations;
-            results->first_process_ns[runs[k].contender] = median(runs[k].process_ns, SAMPLES);
+            results->first_process_ns[runs[k].contender] = median(runs[k].process_ns, bench_count(SAMPLES));
         } else {
             results->symbols_cold_ns[runs[k].contender] = ns;
             results->symbols_cold_allocations[runs[k].contender] = allocations;
@@ -73,7 +73,7 @@ void bench_first_call(struct results *results)
     printf("\n2. First backtrace call in a fresh process, %d frames\n", SYMBOL_FRAMES);
     printf("   median of %d processes per contender, interleaved. 'process' is the whole\n"
            "   fork + exec + run + exit of the helper, seen from here: it includes loading\n"
-           "   the libraries, and for ours the index build at load (part 6)\n\n", SAMPLES);
+           "   the libraries, and for ours the index build at load (part 6)\n\n", bench_count(SAMPLES));
     printf("   %-10s %14s %12s %12s %14s\n", "", "ns", "vs glibc", "allocations", "process");
     for (int c = 0; c < CONTENDER_COUNT; c++)
         printf("   %-10s %14.0f %11.3fx %12.0f %11.2f ms\n", contender_names[c],

@@ -214,8 +214,15 @@ static void check_reports(size_t *text_bytes, size_t *json_bytes)
 
     status = run_child(&crash_children[CRASH_JSON], report, sizeof report, &reaped);
     check_crash_status(CRASH_JSON, status);
-    if (report[0] != '{' || !ends_with(report, "}\n") ||
-        count_of(report, "{\"address\":") != HANDLER_CRASH_FRAMES ||
+    /* The top-level frames: the "threads" array (issue 23) repeats the
+     * reporting thread's. */
+    char *threads = strstr(report, "\"threads\":[");
+    if (threads != NULL)
+        *threads = '\0';
+    int top_frames = count_of(report, "{\"address\":");
+    if (threads != NULL)
+        *threads = '"';
+    if (report[0] != '{' || !ends_with(report, "}\n") || top_frames != HANDLER_CRASH_FRAMES ||
         count_of(report, "{\"path\":") != 6 ||
         strstr(report, "\"function\":\"handler_m4_level\"") == NULL)
         bench_fail("the JSON report is not a 30-frame trace in 6 modules:\n%s", report);
@@ -230,7 +237,7 @@ static void bench_crash(struct results *results)
     size_t text_bytes, json_bytes;
 
     check_reports(&text_bytes, &json_bytes);
-    for (int sample = 0; sample < SAMPLES; sample++) {
+    for (int sample = 0; sample < bench_count(SAMPLES); sample++) {
         for (int k = 0; k < CRASH_KINDS; k++) {
             int kind = (sample + k) % CRASH_KINDS;
             uint64_t reaped;
@@ -253,28 +260,28 @@ static void bench_crash(struct results *results)
            "   the end line); 'reaped' is t0 to waitpid returning in this process\n"
            "   (death, teardown, wakeup). Median [25th-75th percentile] of %d fresh\n"
            "   processes each, interleaved. Reports checked once: %zu bytes of text,\n"
-           "   %zu bytes of JSON.\n\n", HANDLER_CRASH_FRAMES, SAMPLES, text_bytes, json_bytes);
+           "   %zu bytes of JSON.\n\n", HANDLER_CRASH_FRAMES, bench_count(SAMPLES), text_bytes, json_bytes);
     printf("   %-12s  %-24s %11s   %-24s %13s\n", "", "fault to end of report", "page faults",
            "fault to reaped", "vs no handler");
     for (int kind = 0; kind < CRASH_KINDS; kind++) {
-        double report = median(report_ns[kind], SAMPLES);
-        double reaped = median(reaped_ns[kind], SAMPLES);
+        double report = median(report_ns[kind], bench_count(SAMPLES));
+        double reaped = median(reaped_ns[kind], bench_count(SAMPLES));
         results->handler_reaped_ns[kind] = reaped;
         char report_text[64] = "-", faults_text[32] = "-";
         if (kind == CRASH_TEXT || kind == CRASH_JSON)
             results->handler_report_ns[kind] = report;
         if (kind != CRASH_NONE) {
             snprintf(report_text, sizeof report_text, "%.1f us [%.1f-%.1f]", report / 1e3,
-                     quantile(report_ns[kind], SAMPLES, 0.25) / 1e3,
-                     quantile(report_ns[kind], SAMPLES, 0.75) / 1e3);
-            snprintf(faults_text, sizeof faults_text, "%.0f", median(faults[kind], SAMPLES));
+                     quantile(report_ns[kind], bench_count(SAMPLES), 0.25) / 1e3,
+                     quantile(report_ns[kind], bench_count(SAMPLES), 0.75) / 1e3);
+            snprintf(faults_text, sizeof faults_text, "%.0f", median(faults[kind], bench_count(SAMPLES)));
         }
         char reaped_text[64];
         snprintf(reaped_text, sizeof reaped_text, "%.1f us [%.1f-%.1f]", reaped / 1e3,
-                 quantile(reaped_ns[kind], SAMPLES, 0.25) / 1e3,
-                 quantile(reaped_ns[kind], SAMPLES, 0.75) / 1e3);
+                 quantile(reaped_ns[kind], bench_count(SAMPLES), 0.25) / 1e3,
+                 quantile(reaped_ns[kind], bench_count(SAMPLES), 0.75) / 1e3);
         printf("   %-12s  %-24s %11s   %-24s %12.2fx\n", crash_names[kind], report_text,
-               faults_text, reaped_text, reaped / median(reaped_ns[CRASH_NONE], SAMPLES));
+               faults_text, reaped_text, reaped / median(reaped_ns[CRASH_NONE], bench_count(SAMPLES)));
         if (kind == CRASH_THREAD)
             results->handler_thread_report_ns = report;
     }
@@ -285,7 +292,7 @@ static void bench_crash(struct results *results)
            "   default action leaves the program no point to stamp. Its 'reaped' is the\n"
            "   reference: the handler's cost is about 'reaped' minus it. For scale,\n"
            "   start-up, exec to main, with the index build at load: %.2f ms)\n",
-           major_faults, median(start_ns[CRASH_TEXT], SAMPLES) / 1e6);
+           major_faults, median(start_ns[CRASH_TEXT], bench_count(SAMPLES)) / 1e6);
 }
 
 /* ---- 7b and 7c: load, install, memory ---- */
@@ -342,7 +349,7 @@ static void bench_load(struct results *results)
     int constructor_order_wrong = 0;
 
     snprintf(preload_env, sizeof preload_env, "LD_PRELOAD=%s", library_path());
-    for (int sample = 0; sample < SAMPLES; sample++) {
+    for (int sample = 0; sample < bench_count(SAMPLES); sample++) {
         for (int k = 0; k < LOAD_KINDS; k++) {
             int kind = (sample + k) % LOAD_KINDS;
             uint64_t reaped;
@@ -379,11 +386,11 @@ static void bench_load(struct results *results)
                        load_names[kind], (size_t)last[kind].main_ss_size,
                        (size_t)last[kind].thread_ss_size, last[kind].thread_ss_flags);
 
-    double plain = median(samples[LOAD_PLAIN].exec_to_main, SAMPLES);
-    double ours = median(samples[LOAD_OURS].exec_to_main, SAMPLES);
-    double preload = median(samples[LOAD_PRELOAD].exec_to_main, SAMPLES);
-    double install = median(samples[LOAD_OURS].install, SAMPLES);
-    double index = median(samples[LOAD_STATIC].index, SAMPLES);
+    double plain = median(samples[LOAD_PLAIN].exec_to_main, bench_count(SAMPLES));
+    double ours = median(samples[LOAD_OURS].exec_to_main, bench_count(SAMPLES));
+    double preload = median(samples[LOAD_PRELOAD].exec_to_main, bench_count(SAMPLES));
+    double install = median(samples[LOAD_OURS].install, bench_count(SAMPLES));
+    double index = median(samples[LOAD_STATIC].index, bench_count(SAMPLES));
     results->handler_load_cost_ns = ours - plain;
     results->handler_install_ns = install;
 
@@ -394,27 +401,27 @@ static void bench_load(struct results *results)
            "   so its constructor runs between their stamps; preloaded, after tiny1;\n"
            "   static, in the executable, after tiny1), first thing in main. Median\n"
            "   [25th-75th percentile] of %d fresh processes each, interleaved, in ms\n\n",
-           HANDLER_TINY_LIBRARIES, (int)last[LOAD_STATIC].index_modules + 1, SAMPLES);
+           HANDLER_TINY_LIBRARIES, (int)last[LOAD_STATIC].index_modules + 1, bench_count(SAMPLES));
     printf("   %-22s %-19s %9s %17s %13s %12s\n", "", "   exec to main", "- without",
            "exec to 1st ctor", "tiny2->tiny1", "tiny1->main");
     for (int kind = LOAD_PLAIN; kind <= LOAD_STATIC; kind++) {
         struct load_samples *s = &samples[kind];
-        double value = median(s->exec_to_main, SAMPLES);
+        double value = median(s->exec_to_main, bench_count(SAMPLES));
         char cell[48];
         snprintf(cell, sizeof cell, "%5.2f [%.2f-%.2f]", value / 1e6,
-                 quantile(s->exec_to_main, SAMPLES, 0.25) / 1e6,
-                 quantile(s->exec_to_main, SAMPLES, 0.75) / 1e6);
+                 quantile(s->exec_to_main, bench_count(SAMPLES), 0.25) / 1e6,
+                 quantile(s->exec_to_main, bench_count(SAMPLES), 0.75) / 1e6);
         printf("   %-22s %-19s %9.2f %17.2f %13.2f %12.2f\n", load_names[kind], cell,
-               (value - plain) / 1e6, median(s->exec_to_constructor, SAMPLES) / 1e6,
-               median(s->tiny2_to_tiny1, SAMPLES) / 1e6, median(s->tiny1_to_main, SAMPLES) / 1e6);
+               (value - plain) / 1e6, median(s->exec_to_constructor, bench_count(SAMPLES)) / 1e6,
+               median(s->tiny2_to_tiny1, bench_count(SAMPLES)) / 1e6, median(s->tiny1_to_main, bench_count(SAMPLES)) / 1e6);
     }
     if (constructor_order_wrong)
         printf("   (the constructors did not run tiny10 ... tiny1 in some processes: the\n"
                "   bracketing columns are not the library's constructor there)\n");
-    double constructor = median(samples[LOAD_OURS].tiny2_to_tiny1, SAMPLES) -
-                         median(samples[LOAD_PLAIN].tiny2_to_tiny1, SAMPLES);
-    double mapping = median(samples[LOAD_OURS].exec_to_constructor, SAMPLES) -
-                     median(samples[LOAD_PLAIN].exec_to_constructor, SAMPLES);
+    double constructor = median(samples[LOAD_OURS].tiny2_to_tiny1, bench_count(SAMPLES)) -
+                         median(samples[LOAD_PLAIN].tiny2_to_tiny1, bench_count(SAMPLES));
+    double mapping = median(samples[LOAD_OURS].exec_to_constructor, bench_count(SAMPLES)) -
+                     median(samples[LOAD_PLAIN].exec_to_constructor, bench_count(SAMPLES));
     printf("\n   linked with ours, over without: %.2f ms before the first constructor\n"
            "   (exec, mapping and relocating ours, libdw, libelf and theirs), %.2f ms\n"
            "   in our constructor (the index build, lines=main), %.2f ms in all\n",
@@ -422,25 +429,25 @@ static void bench_load(struct results *results)
     printf("   with no separate debug files (EXECINFO_EX_SYSTEM_DEBUG_ROOT= empty: libc's\n"
            "   from libc6-dbg is not read, as on a machine without it): %.2f ms in our\n"
            "   constructor, %.2f ms in all\n",
-           (median(samples[LOAD_NO_DEBUG].tiny2_to_tiny1, SAMPLES) -
-            median(samples[LOAD_PLAIN].tiny2_to_tiny1, SAMPLES)) / 1e6,
-           (median(samples[LOAD_NO_DEBUG].exec_to_main, SAMPLES) - plain) / 1e6);
+           (median(samples[LOAD_NO_DEBUG].tiny2_to_tiny1, bench_count(SAMPLES)) -
+            median(samples[LOAD_PLAIN].tiny2_to_tiny1, bench_count(SAMPLES))) / 1e6,
+           (median(samples[LOAD_NO_DEBUG].exec_to_main, bench_count(SAMPLES)) - plain) / 1e6);
     printf("   index build in the static variant (priority-101 constructor to main; its\n"
            "   executable holds the library, so lines=main indexes the library's lines\n"
            "   too): %.2f ms [%.2f-%.2f]\n", index / 1e6,
-           quantile(samples[LOAD_STATIC].index, SAMPLES, 0.25) / 1e6,
-           quantile(samples[LOAD_STATIC].index, SAMPLES, 0.75) / 1e6);
+           quantile(samples[LOAD_STATIC].index, bench_count(SAMPLES), 0.25) / 1e6,
+           quantile(samples[LOAD_STATIC].index, bench_count(SAMPLES), 0.75) / 1e6);
     printf("   backtrace_install_fatal_handler(NULL), in main: %.1f us [%.1f-%.1f];\n"
            "   a second call in the same process: %.1f us\n", install / 1e3,
-           quantile(samples[LOAD_OURS].install, SAMPLES, 0.25) / 1e3,
-           quantile(samples[LOAD_OURS].install, SAMPLES, 0.75) / 1e3,
-           median(samples[LOAD_OURS].install_again, SAMPLES) / 1e3);
+           quantile(samples[LOAD_OURS].install, bench_count(SAMPLES), 0.25) / 1e3,
+           quantile(samples[LOAD_OURS].install, bench_count(SAMPLES), 0.75) / 1e3,
+           median(samples[LOAD_OURS].install_again, bench_count(SAMPLES)) / 1e3);
     printf("   load-time cost (exec to main, ours minus without) + install call:\n"
            "   %.2f ms (%.2fx the whole start-up without); LD_PRELOAD with handler=1,\n"
            "   which installs at load: %.2f ms over without\n",
            (ours - plain + install) / 1e6, (ours + install) / plain, (preload - plain) / 1e6);
-    results->handler_no_debug_ns = median(samples[LOAD_NO_DEBUG].exec_to_main, SAMPLES) - plain +
-                                   median(samples[LOAD_NO_DEBUG].install, SAMPLES);
+    results->handler_no_debug_ns = median(samples[LOAD_NO_DEBUG].exec_to_main, bench_count(SAMPLES)) - plain +
+                                   median(samples[LOAD_NO_DEBUG].install, bench_count(SAMPLES));
 
     const struct handler_page *o = &last[LOAD_OURS];
     long page_size = sysconf(_SC_PAGESIZE);
@@ -457,7 +464,7 @@ static void bench_load(struct results *results)
            (size_t)o->thread_ss_size, (size_t)o->thread_ss_size / 1024,
            (size_t)o->thread_guard_bytes, (size_t)(o->thread_guard_bytes / (uint64_t)page_size),
            (size_t)o->thread_above_bytes, (size_t)(results->handler_thread_bytes / 1024),
-           median(samples[LOAD_OURS].thread_resident, SAMPLES) / 1024, (size_t)o->main_ss_size);
+           median(samples[LOAD_OURS].thread_resident, bench_count(SAMPLES)) / 1024, (size_t)o->main_ss_size);
     const struct handler_page *st = &last[LOAD_STATIC];
     printf("\n   per process:\n");
     printf("     symbol index of this program (static variant: %zu modules, %zu symbols,\n"
@@ -470,17 +477,17 @@ static void bench_load(struct results *results)
            "(after the install, or the same point)");
     for (int kind = LOAD_PLAIN; kind <= LOAD_NO_DEBUG; kind++)
         printf("     %-24s %10.0f %10.0f %10.0f\n", load_names[kind],
-               median(samples[kind].rss_end, SAMPLES), median(samples[kind].anon_end, SAMPLES),
-               median(samples[kind].file_end, SAMPLES));
-    double rss_plain = median(samples[LOAD_PLAIN].rss_end, SAMPLES);
-    double rss_ours = median(samples[LOAD_OURS].rss_end, SAMPLES);
+               median(samples[kind].rss_end, bench_count(SAMPLES)), median(samples[kind].anon_end, bench_count(SAMPLES)),
+               median(samples[kind].file_end, bench_count(SAMPLES)));
+    double rss_plain = median(samples[LOAD_PLAIN].rss_end, bench_count(SAMPLES));
+    double rss_ours = median(samples[LOAD_OURS].rss_end, bench_count(SAMPLES));
     results->handler_rss_delta_kib = rss_ours - rss_plain;
     printf("     ours minus without: %+.0f KiB VmRSS (%.2fx), %+.0f KiB anonymous;\n"
            "     ours at main, before the install: %.0f KiB VmRSS\n", rss_ours - rss_plain,
            rss_ours / rss_plain,
-           median(samples[LOAD_OURS].anon_end, SAMPLES) -
-               median(samples[LOAD_PLAIN].anon_end, SAMPLES),
-           median(samples[LOAD_OURS].rss_main, SAMPLES));
+           median(samples[LOAD_OURS].anon_end, bench_count(SAMPLES)) -
+               median(samples[LOAD_PLAIN].anon_end, bench_count(SAMPLES)),
+           median(samples[LOAD_OURS].rss_main, bench_count(SAMPLES)));
 }
 
 void bench_handler(struct results *results)

@@ -1,5 +1,5 @@
 /* index_cost.c: part 6, the symbol index's memory and build time, for
- * lines=main (the default), lines=all and lines=none, each sample a fresh
+ * lines=own (the default), lines=all and lines=none, each sample a fresh
  * process of index_cost_helper, the option sets alternating. */
 #include "bench.h"
 #include "timing.h"
@@ -9,7 +9,7 @@
 #define SAMPLES 21
 #define MODES 3
 
-static const char *const mode_names[MODES] = { "lines=main (default)", "lines=all", "lines=none" };
+static const char *const mode_names[MODES] = { "lines=own (default)", "lines=all", "lines=none" };
 static const char *const mode_env[MODES] = { NULL, "EXECINFO_EX_OPTIONS=lines=all",
                                              "EXECINFO_EX_OPTIONS=lines=none" };
 
@@ -20,7 +20,7 @@ void bench_index_cost(struct results *results)
 
     snprintf(path, sizeof path, "%s/index_cost_helper", bench_directory());
     char *argv[] = { path, NULL };
-    for (int sample = 0; sample < SAMPLES; sample++) {
+    for (int sample = 0; sample < bench_count(SAMPLES); sample++) {
         for (int k = 0; k < MODES; k++) {
             int m = (sample + k) % MODES;
             unsigned long long load_ns;
@@ -44,13 +44,13 @@ void bench_index_cost(struct results *results)
            "   library, libdw, libelf, libc and their dependencies)\n");
     printf("   median of %d processes per option set, interleaved; build at load =\n"
            "   cold (constructor), rebuild = index_build_now() with module data cached\n\n",
-           SAMPLES);
+           bench_count(SAMPLES));
     printf("   %-22s %8s %9s %9s %12s %14s %12s\n", "EXECINFO_EX_OPTIONS", "modules", "symbols",
            "lines", "mapped KiB", "build at load", "rebuild");
     for (int m = 0; m < MODES; m++) {
         struct index_figures *figures = &results->index[m];
-        figures->load_ns = median(load[m], SAMPLES);
-        figures->rebuild_ns = median(rebuild[m], SAMPLES);
+        figures->load_ns = median(load[m], bench_count(SAMPLES));
+        figures->rebuild_ns = median(rebuild[m], bench_count(SAMPLES));
         printf("   %-22s %8.0f %9.0f %9.0f %12.1f %11.2f ms %9.1f us\n", mode_names[m],
                figures->modules, figures->symbols, figures->lines, figures->mapped_bytes / 1024,
                figures->load_ns / 1e6, figures->rebuild_ns / 1e3);

@@ -125,7 +125,7 @@ int main(void)
            results.handler_rss_delta_kib);
     printf("\n   %d of %d targets met.\n", met, total);
     printf("   Not in the targets: ours builds its index when the library is loaded,\n"
-           "   %.2f ms with the default lines=main (part 6), so a whole fresh process that\n"
+           "   %.2f ms with the default lines=own (part 6), so a whole fresh process that\n"
            "   takes one trace runs %.2f ms with ours, %.2f ms with glibc (part 2).\n",
            results.index[0].load_ns / 1e6, results.first_process_ns[OURS] / 1e6,
            results.first_process_ns[GLIBC] / 1e6);

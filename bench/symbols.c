@@ -132,7 +132,7 @@ static void measure_print(void)
         { "ours backtrace + backtrace_symbols_fd", batch_capture_fd_ours },
         { "glibc backtrace + backtrace_symbols_fd", batch_capture_fd_glibc },
     };
-    measure_interleaved(contenders, 4, REPETITIONS, BATCH_NS, print_ns);
+    measure_interleaved(contenders, 4, bench_count(REPETITIONS), BATCH_NS, print_ns);
     __asm__ volatile("" ::: "memory");
 }
 
@@ -180,8 +180,8 @@ void bench_symbols(struct results *results)
         bench_fail("open /dev/null");
     reach(SYMBOL_FRAMES, capture_trace);
 
-    measure_interleaved(symbols, 2, REPETITIONS, BATCH_NS, results->symbols_warm_ns);
-    measure_interleaved(symbols_fd, 2, REPETITIONS, BATCH_NS, results->symbols_fd_ns);
+    measure_interleaved(symbols, 2, bench_count(REPETITIONS), BATCH_NS, results->symbols_warm_ns);
+    measure_interleaved(symbols_fd, 2, bench_count(REPETITIONS), BATCH_NS, results->symbols_fd_ns);
     reach(SYMBOL_FRAMES - 2, measure_print);
     for (int i = 0; i < 3; i++)
         if (observed_depth[i] != SYMBOL_FRAMES)
@@ -194,7 +194,7 @@ void bench_symbols(struct results *results)
 
     printf("\n3b. backtrace_symbols, %d frames, warm (result freed each time)\n",
            SYMBOL_FRAMES);
-    printf("   median of %d interleaved batches of ~2 ms\n", REPETITIONS);
+    printf("   median of %d interleaved batches of ~2 ms\n", bench_count(REPETITIONS));
     show_first_frames();
     printf("\n   %-10s %12s %12s %12s\n", "", "ns/call", "ns/frame", "vs glibc");
     for (int c = OURS; c <= GLIBC; c++)

@@ -41,6 +41,21 @@ static inline double median(const double *values, size_t count)
     return (sorted[count / 2 - 1] + sorted[count / 2]) / 2;
 }
 
+/* BENCH_QUICK=1 (make bench-smoke, in CI): every benchmark builds and
+ * runs, with the fewest repetitions and short batches, so that one that
+ * cannot build or run fails; no number it prints means anything. */
+static inline int bench_quick(void)
+{
+    const char *quick = getenv("BENCH_QUICK");
+    return quick != NULL && strcmp(quick, "1") == 0;
+}
+
+/* How many repetitions or samples to take of FULL. */
+static inline int bench_count(int full)
+{
+    return bench_quick() && full > 3 ? 3 : full;
+}
+
 /* One contender of an interleaved measurement: BATCH runs the operation
  * ITERATIONS times. */
 struct contender {
@@ -85,6 +100,8 @@ measure_interleaved(const struct contender *contenders, int count, int repetitio
 
     if (repetitions > MAX_REPETITIONS)
         repetitions = MAX_REPETITIONS;
+    if (bench_quick())
+        batch_ns /= 20;
     for (int c = 0; c < count; c++)
         iterations[c] = calibrate(&contenders[c], batch_ns);
     for (int r = 0; r < repetitions; r++) {
