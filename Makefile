@@ -105,6 +105,7 @@ NORMAL_SOURCES := \
 	src/symbolize/demangle.c \
 	src/symbolize/demangled_names.c \
 	src/symbolize/debug_file.c \
+	src/symbolize/debug_roots.c \
 	src/symbolize/file_probes.c \
 	src/symbolize/index_cache.c \
 	src/symbolize/line_table.c \

@@ -4,6 +4,7 @@
  * that have one, and a wrong debug file only costs wrong names. */
 #define _GNU_SOURCE
 #include "debug_file.h"
+#include "debug_roots.h"
 #include "file_probes.h"
 #include "module_list.h"
 
@@ -15,26 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* EXECINFO_EX_DEBUG_ROOT's roots, then the system's: a user's root adds
- * to /usr/lib/debug, it does not hide libc's debug file there.
- * EXECINFO_EX_SYSTEM_DEBUG_ROOT replaces the system's (empty: none), for
- * a test or a benchmark that plays a machine without one. Read at each
- * call: a test changes them between builds. */
-int debug_file_roots(char *out, size_t size)
-{
-    const char *added = secure_getenv("EXECINFO_EX_DEBUG_ROOT");
-    const char *system = secure_getenv("EXECINFO_EX_SYSTEM_DEBUG_ROOT");
-    if (system == NULL)
-        system = "/usr/lib/debug";
-    int length = snprintf(out, size, "%s%s%s", added ? added : "",
-                          added && added[0] && system[0] ? ":" : "", system);
-    if (length < 0 || (size_t)length >= size) {
-        snprintf(out, size, "%s", "/usr/lib/debug");
-        return -ENAMETOOLONG;
-    }
-    return 0;
-}
 
 /* The next root of the list at *CURSOR into ROOT (PATH_MAX bytes);
  * returns 0 at the end. Empty entries are skipped. */

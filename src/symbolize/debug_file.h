@@ -25,13 +25,7 @@ int elf_file_open(const char *path);
 /* The build-id of an ELF file, from its notes. Returns the length or 0. */
 unsigned elf_file_build_id(Elf *elf, unsigned char *id, size_t capacity);
 
-/* The directories that hold debug files, searched in this order, as one
- * ':'-separated list into OUT: the roots of EXECINFO_EX_DEBUG_ROOT (itself
- * a ':'-separated list), then the system's, /usr/lib/debug (or
- * EXECINFO_EX_SYSTEM_DEBUG_ROOT, empty for none: tests and benchmarks).
- * The list is part of the index cache's key. Returns 0, or -ENAMETOOLONG
- * when it does not fit (OUT is then the system root alone). */
-#define DEBUG_FILE_ROOTS_MAX 4096
-int debug_file_roots(char *out, size_t size);
+/* debug_file_roots: debug_roots.h. */
+#include "debug_roots.h"
 
 #endif

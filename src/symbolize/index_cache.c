@@ -12,7 +12,7 @@
  * rename a whole file. */
 #define _GNU_SOURCE
 #include "index_cache.h"
-#include "debug_file.h"
+#include "debug_roots.h"
 #include "file_probes.h"
 #include "module_data.h"
 
