@@ -110,6 +110,18 @@ static void text_header(struct text_out *out, const struct crash_facts *facts)
     text_out_end_line(out);
 }
 
+/* "#N  " (two spaces below 10, one from 10: the frames line up). */
+static void frame_number(char out[16], int number)
+{
+    size_t at = 0;
+    out[at++] = '#';
+    at += format_unsigned(out + at, (uint64_t)number, 10);
+    out[at++] = ' ';
+    if (number < 10)
+        out[at++] = ' ';
+    out[at] = '\0';
+}
+
 void report_text_frames(struct text_out *out, void *const *frames, const unsigned char *exact,
                         int count, const struct index_snapshot *snapshot)
 {
@@ -117,10 +129,10 @@ void report_text_frames(struct text_out *out, void *const *frames, const unsigne
     for (int i = 0; i < count; i++) {
         uintptr_t address = (uintptr_t)frames[i];
         lookup_frame(snapshot, address, lookup_naming_address(address, exact[i]), 1, &location);
-        frame_format_inlined(out, &location);
-        text_out_char(out, '#');
-        text_out_decimal(out, (uint64_t)i);
-        text_out_string(out, i < 10 ? "  " : " ");
+        char number[16];
+        frame_number(number, i);
+        frame_format_inlined(out, &location, number);
+        text_out_string(out, number);
         frame_format(out, address, &location, FRAME_SHAPE_READABLE);
         frame_format_source(out, &location);
         text_out_char(out, '\n');

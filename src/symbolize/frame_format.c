@@ -85,11 +85,13 @@ void frame_format_source(struct text_out *out, const struct frame_location *loca
     text_out_decimal(out, location->line);
 }
 
-void frame_format_inlined(struct text_out *out, const struct frame_location *location)
+void frame_format_inlined(struct text_out *out, const struct frame_location *location,
+                          const char *prefix)
 {
     struct inlined_frame inlined;
     for (unsigned i = 0; lookup_inlined(location, i, &inlined) && out->error == 0; i++) {
-        text_out_string(out, "    inlined: ");
+        text_out_string(out, prefix);
+        text_out_string(out, "inlined: ");
         text_out_string(out, inlined.function != NULL ? inlined.function : "??");
         if (inlined.file != NULL && inlined.line != 0) {
             text_out_string(out, " at ");

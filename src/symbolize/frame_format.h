@@ -22,9 +22,13 @@ void frame_format(struct text_out *out, uintptr_t address,
 void frame_format_source(struct text_out *out, const struct frame_location *location);
 
 /* One line per inlined call of LOCATION, innermost first, each ended:
- * "    inlined: function at file:line" ("??" for a function without a
+ * "PREFIXinlined: function at file:line" ("??" for a function without a
  * name, no " at" without a line). Written before the frame's own line,
- * which then has the outermost call's line. Signal-safe. */
-void frame_format_inlined(struct text_out *out, const struct frame_location *location);
+ * which then has the outermost call's line. PREFIX: the frame's own
+ * "#N  " where frames are numbered (the crash report: the lines read as
+ * part of frame N, not of the frame above them), else four spaces.
+ * Signal-safe. */
+void frame_format_inlined(struct text_out *out, const struct frame_location *location,
+                          const char *prefix);
 
 #endif

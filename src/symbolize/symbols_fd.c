@@ -28,7 +28,7 @@ static void format_frames(struct text_out *out, void *const *buffer, const unsig
         uintptr_t naming = lookup_naming_address(address, lookup_frame_is_exact(exact, flags, i));
         lookup_frame(snapshot, address, naming, with_source, &location);
         if (with_source)
-            frame_format_inlined(out, &location);
+            frame_format_inlined(out, &location, "    ");
         frame_format(out, address, &location, shape);
         if (with_source)
             frame_format_source(out, &location);

@@ -55,11 +55,32 @@ static void parse_place(const char *text, size_t length, struct chain_frame *fra
     frame->line = (unsigned)strtoul(colon + 1, NULL, 10);
 }
 
-/* The "    inlined: NAME at FILE:LINE" lines at TEXT, then the frame line
- * they belong to ("[#N  ]path(NAME+0x..) [0xADDRESS] at FILE:LINE").
- * Returns the text after that frame line. */
+/* The length of an inlined call's line's prefix at TEXT: four spaces
+ * (print_trace), or the frame's own "#N  " (the crash report, whose
+ * frames are numbered: every inlined line carries its frame's number),
+ * then "inlined: "; 0 if TEXT is no such line. */
+static size_t inlined_prefix(const char *text, const char **number)
+{
+    *number = NULL;
+    if (strncmp(text, "    inlined: ", 13) == 0)
+        return 13;
+    if (text[0] != '#')
+        return 0;
+    size_t at = 1 + strspn(text + 1, "0123456789");
+    at += strspn(text + at, " ");
+    if (strncmp(text + at, "inlined: ", 9) != 0)
+        return 0;
+    *number = text;
+    return at + 9;
+}
+
+/* The inlined-call lines at TEXT, then the frame line they belong to
+ * ("[#N  ]path(NAME+0x..) [0xADDRESS] at FILE:LINE"), which in a
+ * numbered trace has the inlined lines' number. Returns the text after
+ * that frame line. */
 static const char *parse_text_chain(const char *text, struct chain *chain)
 {
+    const char *number = NULL;
     memset(chain, 0, sizeof *chain);
     for (;;) {
         const char *end = strchr(text, '\n');
@@ -70,8 +91,17 @@ static const char *parse_text_chain(const char *text, struct chain *chain)
         for (const char *next; at != NULL &&
              (next = memmem(at + 1, (size_t)(end - at - 1), " at ", 4)) != NULL;)
             at = next;
-        if (strncmp(text, "    inlined: ", 13) == 0) {
-            const char *name = text + 13, *name_end = at != NULL ? at : end;
+        const char *line_number;
+        size_t prefix = inlined_prefix(text, &line_number);
+        if (prefix > 0) {
+            if (line_number != NULL) {
+                size_t digits = strspn(line_number + 1, "0123456789");
+                cr_assert(number == NULL || strncmp(number, line_number, digits + 1) == 0,
+                          "the inlined lines of one frame have two numbers: %.*s",
+                          (int)(end - text), text);
+                number = line_number;
+            }
+            const char *name = text + prefix, *name_end = at != NULL ? at : end;
             snprintf(frame->function, sizeof frame->function, "%.*s", (int)(name_end - name),
                      name);
             if (at != NULL)
@@ -87,6 +117,10 @@ static const char *parse_text_chain(const char *text, struct chain *chain)
                                : NULL;
         cr_assert(open != NULL && plus != NULL && bracket != NULL && open < end && bracket < end,
                   "not a frame line: %.*s", (int)(end - text), text);
+        if (number != NULL)
+            cr_assert(strncmp(text, number, strspn(number + 1, "0123456789") + 2) == 0,
+                      "the frame line has another number than its inlined lines: %.*s",
+                      (int)(end - text), text);
         snprintf(frame->function, sizeof frame->function, "%.*s", (int)(plus - open - 1),
                  open + 1);
         chain->address = strtoul(bracket + 4, NULL, 16);
