@@ -64,23 +64,31 @@ static char *thread_section(const char *report, const char *name)
     return NULL;
 }
 
-/* Wait until thread TID sleeps in the kernel (its stat says S). */
-static void wait_until_sleeping(pid_t tid)
+/* Whether thread TID of process PID sleeps in the kernel, within about
+ * 5 s (its stat says S). */
+static int sleeps_soon(pid_t pid, pid_t tid)
 {
     char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
     for (int i = 0; i < 1000; i++) {
         int fd = open(path, O_RDONLY);
         if (fd >= 0) {
-            read_all(fd, text, sizeof text);
+            text[read_all(fd, text, sizeof text - 1)] = '\0';
             close(fd);
             char *paren = strrchr(text, ')');
             if (paren != NULL && paren[2] == 'S')
-                return;
+                return 1;
         }
         sleep_ms(5);
     }
-    _exit(98);
+    return 0;
+}
+
+/* Wait until thread TID of this process sleeps in the kernel. */
+static void wait_until_sleeping(pid_t tid)
+{
+    if (!sleeps_soon(getpid(), tid))
+        _exit(98);
 }
 
 /* ---- a deadlock, shown by kill -QUIT ---- */
@@ -175,6 +183,9 @@ Test(dump, kill_quit_shows_a_deadlock_and_the_program_runs_on, .timeout = 60)
         deadlocked_program(options, ready[1]);
     char byte;
     cr_assert_eq(read(ready[0], &byte, 1), 1, "the child never got ready");
+    /* Its main thread past the write that said so, asleep in pthread_join
+     * (under ASan the signal once came while the write returned). */
+    cr_assert(sleeps_soon(child, child), "the child's main thread never slept");
     cr_assert_eq(kill(child, SIGQUIT), 0);
     char path[160];
     snprintf(path, sizeof path, "/tmp/execinfo_ex_dump_%d_%d.txt", getpid(), child);
