@@ -396,7 +396,7 @@ Test(index_cache, the_directory_must_be_ours)
 
 /* ---- crash reports, with and without the cache ---- */
 
-static char crash_options[512], crash_library[512], crash_preload[600];
+static char crash_options[512], crash_library[600], crash_preload[600];
 /* The debug roots of the next crash: "NAME=VALUE", or an unused name. */
 static char crash_debug_root[600] = "EXECINFO_EX_TEST_UNUSED_A=";
 static char crash_system_root[600] = "EXECINFO_EX_TEST_UNUSED_B=";
