@@ -204,7 +204,7 @@ $(BUILD)/tests/internal_%: tests/unit/internal_%.c tests/support.h all $(BUILD)/
 # The hook layer's modules, alone (not interposing malloc).
 $(BUILD)/tests/hooks_%: tests/unit/hooks_%.c tests/support.h all
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) $< -o $@ $(HOOKS_INTERNAL) $(STATIC) $(DEP_LIBS) $(TEST_LIBS)
+	$(CC) $(TEST_CFLAGS) $< -o $@ $(HOOKS_INTERNAL) $(STATIC) $(DEP_LIBS) $(HOOKS_LIBS) $(TEST_LIBS)
 
 $(BUILD)/tests/stress_%: tests/stress/%.c tests/support.h all $(TEST_FIXTURES)
 	@mkdir -p $(dir $@)

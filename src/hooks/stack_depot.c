@@ -24,6 +24,7 @@
  * loser of the slot's compare-and-swap sees the winner's slot, takes its
  * id, and its own entry is wasted (rare, bounded). */
 #include "stack_depot.h"
+#include "stack_counts.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -39,11 +40,14 @@
 #define SLOT_FROZEN 1u                  /* id 0: never a stored stack's slot */
 #define MIGRATE_CHUNK 512               /* slots copied per claim */
 
+/* COUNTS: what the allocations made at this stack add up to
+ * (stack_counts.c); zero for a stack no allocation was counted on. */
 struct entry {
     uint32_t hash;
     uint16_t count;
     uint8_t magic;
     uint8_t reserved;
+    struct stack_counts counts;
     uint64_t frames[];
 };
 
@@ -434,6 +438,11 @@ int stack_depot_get(stack_id id, void **frames, int capacity)
     for (int i = 0; i < count && i < capacity; i++)
         frames[i] = (void *)(uintptr_t)entry->frames[i];
     return count;
+}
+
+struct stack_counts *stack_depot_counts(stack_id id)
+{
+    return &entry_at(id)->counts;
 }
 
 void stack_depot_stats(struct stack_depot_stats *out)

@@ -45,6 +45,12 @@ stack_id stack_depot_put_hashed(void *const *frames, int count, uint32_t hash);
  * World: signal-safe; every read is checked, so any id is safe to pass. */
 int stack_depot_get(stack_id id, void **frames, int capacity);
 
+/* The counts of stack ID (stack_counts.h), which lives in its entry.
+ * ID must be one stack_depot_put returned (not 0): it is not checked.
+ * World: signal-safe. */
+struct stack_counts;
+struct stack_counts *stack_depot_counts(stack_id id);
+
 struct stack_depot_stats {
     size_t stacks;          /* distinct stacks published */
     size_t bytes_used;      /* of the arena, entries wasted by races included */
