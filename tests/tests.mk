@@ -19,7 +19,8 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
 	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
-	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names
+	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names \
+	$(BUILD)/tests/profile_program
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
 ifneq ($(SANITIZE_PASS),asan)
 TEST_FIXTURES  += $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
@@ -41,6 +42,12 @@ $(BUILD)/tests/cxx_names: tests/fixtures/cxx_names.cpp all
 	@mkdir -p $(dir $@)
 	$(CXX) -O0 -g -rdynamic -Iinclude $< -o $@ -L$(BUILD) -lexecinfo_ex -ldl \
 		-Wl,-rpath,$(CURDIR)/$(BUILD)
+
+# test_profile.c: sites with known answers; no sibling calls, so that each
+# site's frame is on its allocation's stack.
+$(BUILD)/tests/profile_program: tests/fixtures/profile_program.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fno-optimize-sibling-calls $< -o $@ -ldl
 
 # It dlopens that fixture; libstdc++ is loaded at start all the same, as
 # ASan's __cxa_throw interceptor needs (test-asan: a CHECK failure otherwise).
