@@ -352,3 +352,47 @@ Test(profile, folded_stacks_add_up_to_the_same_totals, .init = setup_tools)
         free(folded);
     }
 }
+
+/* execinfo_ex_heap --profile: a profiler, as heaptrack runs one: the
+ * profile (a relative FILE is the current directory's), the same answers. */
+Test(profile, heap_command_profiles, .init = setup_tools)
+{
+    const char *tests = getenv("EXECINFO_EX_TESTS"), *build = getenv("EXECINFO_EX_BUILD");
+    cr_assert(tests != NULL && build != NULL, "set by make test");
+    char *answers = shell("cp %s/profile_program prog && unset EXECINFO_EX_OPTIONS && "
+                          "EXECINFO_EX_HOOKS_LIBRARY=%s/libexecinfo_ex_hooks.so "
+                          "%s/bin/execinfo_ex_heap --profile=heap.out ./prog %s/middle.out && rm prog",
+                          tests, build, build, work);
+    parse_expected(answers);
+    free(answers);
+    assert_raw_matches("heap.out", 0);
+}
+
+/* Its defaults: none of the checker's costs, unless asked for (a flag, or
+ * EXECINFO_EX_OPTIONS, which come after them). */
+Test(profile, heap_command_is_a_profiler_unless_asked)
+{
+    const char *build = getenv("EXECINFO_EX_BUILD");
+    cr_assert_not_null(build, "set by make test");
+    char *options = shell("unset EXECINFO_EX_OPTIONS && EXECINFO_EX_HOOKS_LIBRARY=%s/libexecinfo_ex_hooks.so "
+                          "%s/bin/execinfo_ex_heap --profile=p.out sh -c 'echo \"$EXECINFO_EX_OPTIONS\"'",
+                          build, build);
+    char expected[600];
+    snprintf(expected, sizeof expected, "guard=0:quarantine=0:free_fill=off:exit_check=0:profile=%s/p.out\n",
+             work);
+    cr_expect_str_eq(options, expected);
+    free(options);
+    options = shell("EXECINFO_EX_OPTIONS=quarantine=1M EXECINFO_EX_HOOKS_LIBRARY=%s/libexecinfo_ex_hooks.so "
+                    "%s/bin/execinfo_ex_heap -g 16 --profile=p.out sh -c 'echo \"$EXECINFO_EX_OPTIONS\"'",
+                    build, build);
+    snprintf(expected, sizeof expected,
+             "guard=0:quarantine=0:free_fill=off:exit_check=0:quarantine=1M:guard=16:profile=%s/p.out\n",
+             work);
+    cr_expect_str_eq(options, expected);
+    free(options);
+    /* A checker without --profile: no such defaults. */
+    options = shell("unset EXECINFO_EX_OPTIONS && EXECINFO_EX_HOOKS_LIBRARY=%s/libexecinfo_ex_hooks.so "
+                    "%s/bin/execinfo_ex_heap sh -c 'echo \"$EXECINFO_EX_OPTIONS\"'", build, build);
+    cr_expect_str_eq(options, "\n");
+    free(options);
+}
