@@ -89,6 +89,7 @@ HOOKS_SIGNAL_SAFE_SOURCES := \
 	src/hooks/block_set.c \
 	src/hooks/stack_depot.c \
 	src/hooks/stack_counts.c \
+	src/hooks/profile_dump_signal.c \
 	src/hooks/heap_capture.c \
 	src/hooks/heap_inspect.c \
 	src/hooks/heap_report.c

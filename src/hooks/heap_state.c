@@ -10,6 +10,7 @@
 #include "heap.h"
 #include "block_set.h"
 #include "mtrace.h"
+#include "profile_dump.h"
 #include "quarantine.h"
 #include "stack_counts.h"
 #include "../base/environment.h"
@@ -100,6 +101,7 @@ static void install_fatal_handler(void)
                 heap.fatal_handler != NULL;
         heap_busy--;
     }
+    profile_dump_start(); /* in front of the dump's handler, installed just now */
 }
 
 static void initialise(void)

@@ -396,3 +396,25 @@ Test(profile, heap_command_is_a_profiler_unless_asked)
     cr_expect_str_eq(options, "\n");
     free(options);
 }
+
+/* dump_signal= with profile=: a profile of that moment, written by the
+ * hook layer's own thread while the program runs on. */
+Test(profile, dump_signal_writes_a_profile, .init = setup_tools)
+{
+    const char *tests = getenv("EXECINFO_EX_TESTS"), *build = getenv("EXECINFO_EX_BUILD");
+    cr_assert(tests != NULL && build != NULL, "set by make test");
+    char *answers = shell("cp %s/profile_program prog && "
+                          "EXECINFO_EX_OPTIONS=profile=%s/dumped.out:dump_signal=USR2:report=%s/dump.txt "
+                          "LD_PRELOAD=%s/libexecinfo_ex_hooks.so ./prog %s/middle.out %d "
+                          "%s/dumped.out %s/dump.out && rm prog",
+                          tests, work, work, build, work, SIGUSR2, work, work);
+    parse_expected(answers);
+    free(answers);
+    assert_raw_matches("dump.out", 1);
+    /* The dump itself is still written, and names the profile's thread. */
+    char path[300];
+    snprintf(path, sizeof path, "%s/dump.txt", work);
+    char *dump = read_whole(path);
+    cr_expect_not_null(strstr(dump, "execinfo-prof"), "%s", dump);
+    free(dump);
+}
