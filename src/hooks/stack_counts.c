@@ -178,21 +178,19 @@ void stack_counts_flush(void)
         hand_on(now);
 }
 
-/* Whether STACK's allocations are counted: decided at its first one (by
- * the one thread whose compare-and-swap sets it, which also lists it). */
-static int counted(stack_id stack, struct stack_counts *c)
+/* A stack's first allocation decides whether it is counted (the one
+ * thread whose compare-and-swap sets its origin also lists it); out of
+ * line, so that the common path is a load and a compare. */
+__attribute__((noinline)) static uint64_t decide_origin(stack_id stack, struct stack_counts *c)
 {
-    uint64_t origin = atomic_load_explicit(&c->origin, memory_order_acquire);
-    if (__builtin_expect(origin != STACK_ORIGIN_UNKNOWN, 1))
-        return origin == STACK_ORIGIN_PROGRAM;
+    uint64_t origin = STACK_ORIGIN_UNKNOWN;
     uint64_t decided = in_library(stack) ? STACK_ORIGIN_LIBRARY : STACK_ORIGIN_PROGRAM;
-    if (atomic_compare_exchange_strong_explicit(&c->origin, &origin, decided, memory_order_acq_rel,
-                                                memory_order_acquire)) {
-        if (decided == STACK_ORIGIN_PROGRAM)
-            list_stack(stack);
-        return decided == STACK_ORIGIN_PROGRAM;
-    }
-    return origin == STACK_ORIGIN_PROGRAM;
+    if (!atomic_compare_exchange_strong_explicit(&c->origin, &origin, decided, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        return origin;
+    if (decided == STACK_ORIGIN_PROGRAM)
+        list_stack(stack);
+    return decided;
 }
 
 /* A free or a resize: its block was counted at its allocation, or not. */
@@ -204,7 +202,10 @@ static int was_counted(const struct stack_counts *c)
 void stack_counts_allocated(stack_id stack, size_t bytes)
 {
     struct stack_counts *c = stack_depot_counts(stack);
-    if (!counted(stack, c))
+    uint64_t origin = atomic_load_explicit(&c->origin, memory_order_acquire);
+    if (__builtin_expect(origin == STACK_ORIGIN_UNKNOWN, 0))
+        origin = decide_origin(stack, c);
+    if (origin != STACK_ORIGIN_PROGRAM)
         return;
     atomic_fetch_add_explicit(&c->allocated_objects, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->allocated_bytes, bytes, memory_order_relaxed);

@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -63,11 +64,14 @@ struct level {
     char pad[64 - sizeof(void *) - 3 * sizeof(uint32_t)];
 };
 
+_Static_assert(offsetof(struct entry, counts) == STACK_DEPOT_COUNTS_OFFSET,
+               "stack_depot_counts finds the counts there");
+
 static _Alignas(64) struct level levels[MAX_LEVELS];
 /* Read by every lookup, written at initialisation and growth only. */
 static _Alignas(64) _Atomic int top_level; /* the newest level */
 static _Atomic int ready;                  /* 0, 1 while a thread maps, 2 when done */
-static char *arena;
+char *stack_depot_arena;                   /* set once, before any id is given */
 static size_t arena_size;
 /* Written by inserts only; apart from what every lookup reads. */
 static _Alignas(64) _Atomic size_t arena_top;   /* bytes used, a multiple of 8 */
@@ -94,7 +98,7 @@ static int map_arena(size_t reserve_bytes)
     }
     atomic_store_explicit(&levels[0].slots, table, memory_order_relaxed);
     atomic_store_explicit(&levels[0].copied, 1, memory_order_relaxed); /* nothing before it */
-    arena = space;
+    stack_depot_arena = space;
     arena_size = reserve_bytes;
     atomic_store_explicit(&arena_top, 8, memory_order_relaxed); /* id 0: none */
     return 0;
@@ -180,7 +184,7 @@ static uint32_t hash_frames(void *const *frames, int count)
 
 static struct entry *entry_at(stack_id id)
 {
-    return (struct entry *)(arena + (size_t)id * 8);
+    return (struct entry *)(stack_depot_arena + (size_t)id * 8);
 }
 
 static uint64_t slot_value(stack_id id, uint32_t hash)
@@ -331,7 +335,7 @@ static stack_id append(uint32_t hash, void *const *frames, int count)
         atomic_fetch_sub_explicit(&arena_top, bytes, memory_order_relaxed);
         return 0; /* full: keep the top from running on past the end */
     }
-    struct entry *entry = (struct entry *)(arena + offset);
+    struct entry *entry = (struct entry *)(stack_depot_arena + offset);
     entry->hash = hash;
     entry->count = (uint16_t)count;
     entry->magic = ENTRY_MAGIC;
@@ -438,11 +442,6 @@ int stack_depot_get(stack_id id, void **frames, int capacity)
     for (int i = 0; i < count && i < capacity; i++)
         frames[i] = (void *)(uintptr_t)entry->frames[i];
     return count;
-}
-
-struct stack_counts *stack_depot_counts(stack_id id)
-{
-    return &entry_at(id)->counts;
 }
 
 void stack_depot_stats(struct stack_depot_stats *out)
