@@ -75,23 +75,28 @@ int backtrace_heap_profile(const char *path)
     return 0;
 }
 
+void heap_profile_write_and_tell(void)
+{
+    int result = heap_profile_write(heap.options.profile, &heap.options);
+    char path[4096];
+    if (path_pattern_expand(heap.options.profile, getpid(), path, sizeof path) < 0)
+        snprintf(path, sizeof path, "%s", heap.options.profile);
+    if (result == 0)
+        fprintf(stderr, "execinfo_ex heap profile: %s\n", path);
+    else
+        fprintf(stderr, "execinfo_ex: cannot write the heap profile to %s: %s\n", path,
+                strerror(-result));
+}
+
 /* After the program's atexit handlers and the destructors of the modules
  * loaded after ours, as exit_check.c's check: what is still live then is
- * what the in-use samples show. One line on stderr says where it went. */
+ * what the in-use samples show. */
 __attribute__((destructor))
 static void write_profile_at_exit(void)
 {
     if (!heap.recording || heap.options.profile[0] == '\0')
         return;
     heap_busy++;
-    int result = heap_profile_write(heap.options.profile, &heap.options);
-    char path[4096];
-    if (path_pattern_expand(heap.options.profile, getpid(), path, sizeof path) < 0)
-        snprintf(path, sizeof path, "%s", heap.options.profile);
-    if (result == 0)
-        fprintf(stderr, "execinfo_ex: heap profile written to %s\n", path);
-    else
-        fprintf(stderr, "execinfo_ex: cannot write the heap profile to %s: %s\n", path,
-                strerror(-result));
+    heap_profile_write_and_tell();
     heap_busy--;
 }

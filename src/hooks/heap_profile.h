@@ -10,4 +10,9 @@
  * World: normal; the caller holds heap_busy. */
 int heap_profile_write(const char *pattern, const struct options *options);
 
+/* Write the profile= file now, and say on stderr where it went (a line
+ * that is not a warning: "execinfo_ex heap profile: PATH"), or why it
+ * could not be written. World: normal; the caller holds heap_busy. */
+void heap_profile_write_and_tell(void);
+
 #endif

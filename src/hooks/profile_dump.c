@@ -13,7 +13,6 @@
 #include "profile_dump.h"
 #include "heap.h"
 #include "heap_profile.h"
-#include "../base/path_pattern.h"
 #include "../threads/thread_request.h"
 
 #include <errno.h>
@@ -24,18 +23,6 @@
 #include <unistd.h>
 
 static int wake_fds[2] = { -1, -1 };
-
-static void say_where(int result)
-{
-    char path[4096];
-    if (path_pattern_expand(heap.options.profile, getpid(), path, sizeof path) < 0)
-        snprintf(path, sizeof path, "%s", heap.options.profile);
-    if (result == 0)
-        fprintf(stderr, "execinfo_ex: heap profile written to %s\n", path);
-    else
-        fprintf(stderr, "execinfo_ex: cannot write the heap profile to %s: %s\n", path,
-                strerror(-result));
-}
 
 static void *write_on_request(void *unused)
 {
@@ -48,7 +35,7 @@ static void *write_on_request(void *unused)
         if (got <= 0)
             return NULL;
         heap_busy++;
-        say_where(heap_profile_write(heap.options.profile, &heap.options));
+        heap_profile_write_and_tell();
         heap_busy--;
     }
 }
