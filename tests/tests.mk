@@ -20,7 +20,7 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
 	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
 	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names \
-	$(BUILD)/tests/profile_program
+	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
 ifneq ($(SANITIZE_PASS),asan)
 TEST_FIXTURES  += $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
@@ -48,6 +48,10 @@ $(BUILD)/tests/cxx_names: tests/fixtures/cxx_names.cpp all
 $(BUILD)/tests/profile_program: tests/fixtures/profile_program.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fno-optimize-sibling-calls $< -o $@ -ldl
+
+$(BUILD)/tests/profile_program_cxx: tests/fixtures/profile_program_cxx.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -O1 -g -fno-optimize-sibling-calls $< -o $@
 
 # It dlopens that fixture; libstdc++ is loaded at start all the same, as
 # ASan's __cxa_throw interceptor needs (test-asan: a CHECK failure otherwise).

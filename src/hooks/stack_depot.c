@@ -4,7 +4,9 @@
  * Hand-written because it runs inside malloc and in the crash handler: no
  * malloc, no lock, no waiting on another thread. Entries are appended at
  * an atomically bumped offset and never removed, as in compiler-rt's
- * StackDepot; an entry's id is its offset in 8-byte words.
+ * StackDepot; an entry's id is its offset in 8-byte words. Each entry
+ * also holds its stack's counts (stack_counts.h: what the allocations made
+ * there add up to), so that a free finds them from the id in its block.
  *
  * The index is an open-addressed table of 8-byte slots (id << 32 | hash,
  * 0 empty), probed linearly, so a lookup reads the stored entry only when
@@ -192,12 +194,14 @@ static uint64_t slot_value(stack_id id, uint32_t hash)
     return (uint64_t)id << 32 | hash;
 }
 
-/* The entry's later lines (a 16-frame stack and its thread take 144
- * bytes) are asked for at once, so that their misses overlap with the
- * first one's instead of following it. A prefetch never faults. */
+/* The entry's frames (a 16-frame stack and its thread take 136 bytes,
+ * after the header and the counts: 200 in all) are asked for at once, so
+ * that their misses overlap with the header's instead of following it.
+ * A prefetch never faults. */
 static int same_stack(const struct entry *entry, void *const *frames, int count)
 {
-    __builtin_prefetch((const char *)entry + 64);
+    __builtin_prefetch(&entry->frames[0]);
+    __builtin_prefetch(&entry->frames[count / 2]);
     __builtin_prefetch((const char *)&entry->frames[count] - 1);
     return entry->count == count && memcmp(entry->frames, frames, (size_t)count * 8) == 0;
 }

@@ -418,3 +418,21 @@ Test(profile, dump_signal_writes_a_profile, .init = setup_tools)
     cr_expect_not_null(strstr(dump, "execinfo-prof"), "%s", dump);
     free(dump);
 }
+
+/* C++: functions demangled (namespace, class, parameter types), the
+ * standard library's inlined templates as lines of their own. */
+Test(profile, cxx_names_are_demangled_with_their_inlined_calls, .init = setup_tools)
+{
+    const char *tests = getenv("EXECINFO_EX_TESTS"), *build = getenv("EXECINFO_EX_BUILD");
+    cr_assert(tests != NULL && build != NULL, "set by make test");
+    free(shell("cp %s/profile_program_cxx prog && EXECINFO_EX_OPTIONS=profile=%s/heap.out "
+               "LD_PRELOAD=%s/libexecinfo_ex_hooks.so ./prog && rm prog", tests, work, build));
+    char *traces = shell("go tool pprof -symbolize=none -traces -sample_index=alloc_objects heap.out");
+    cr_expect_not_null(strstr(traces, "             shop::Cart::add(int, char)\n"), "%s", traces);
+    cr_expect_not_null(strstr(traces, "operator new(unsigned long)"), "%s", traces);
+    cr_expect_not_null(strstr(traces, ">::push_back("), "%s", traces);
+    cr_expect_not_null(strstr(traces, ") (inline)\n             shop::Cart::add(int, char)\n"),
+                       "push_back inlined into Cart::add:\n%s", traces);
+    cr_expect_null(strstr(traces, "_ZN"), "nothing mangled:\n%s", traces);
+    free(traces);
+}
