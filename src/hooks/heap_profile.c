@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,7 +32,11 @@ int heap_profile_write(const char *pattern, const struct options *options)
     char path[4096], temporary[4096 + 32];
     if (path_pattern_expand(pattern, getpid(), path, sizeof path) < 0)
         return -ENAMETOOLONG;
-    snprintf(temporary, sizeof temporary, "%s.%d.tmp", path, (int)getpid());
+    /* Its own name for each writer: a dump's thread may write while the
+     * program calls backtrace_heap_profile, or exits. */
+    static _Atomic unsigned writers;
+    snprintf(temporary, sizeof temporary, "%s.%d.%u.tmp", path, (int)getpid(),
+             atomic_fetch_add(&writers, 1));
     struct heap_profile profile;
     int result = profile_facts_gather(&profile);
     if (result < 0)
