@@ -88,6 +88,8 @@ HOOKS_SIGNAL_SAFE_SOURCES := \
 	src/hooks/block.c \
 	src/hooks/block_set.c \
 	src/hooks/stack_depot.c \
+	src/hooks/stack_counts.c \
+	src/hooks/profile_dump_signal.c \
 	src/hooks/heap_capture.c \
 	src/hooks/heap_inspect.c \
 	src/hooks/heap_report.c
@@ -165,7 +167,9 @@ $(STATIC): $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 HOOKS_SOURCES  := $(sort $(wildcard src/hooks/*.c))
 HOOKS_OBJECTS  := $(HOOKS_SOURCES:%.c=$(BUILD)/obj/%.o)
 HOOKS_BASE     := $(addprefix $(BUILD)/obj/src/base/,options.o environment.o fd_write.o text_out.o \
-	json_out.o report_file.o maps_reader.o)
+	json_out.o report_file.o maps_reader.o path_pattern.o array_grow.o)
+# zlib gzips the heap profiles (src/hooks/profile_pprof.c).
+HOOKS_LIBS     := -lz
 HOOKS_SONAME   := libexecinfo_ex_hooks.so.$(SOVERSION)
 HOOKS_SHARED   := $(BUILD)/libexecinfo_ex_hooks.so.$(VERSION)
 # For the unit tests of tests/unit/hooks_*.c: the modules without the
@@ -181,7 +185,7 @@ HOOKS_FORWARD  := $(BUILD)/obj/src/symbolize/load_watch_forward.o
 $(HOOKS_SHARED): $(HOOKS_OBJECTS) $(HOOKS_BASE) $(HOOKS_FORWARD) src/hooks/exports.map $(BUILD)/libexecinfo_ex.so
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(HOOKS_SONAME) -Wl,--version-script,src/hooks/exports.map \
 		-Wl,-z,now -Wl,--no-undefined -o $@ $(HOOKS_OBJECTS) $(HOOKS_BASE) $(HOOKS_FORWARD) \
-		-L$(BUILD) -lexecinfo_ex -Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+		-L$(BUILD) -lexecinfo_ex -Wl,-rpath,'$$ORIGIN' $(HOOKS_LIBS) -ldl -lpthread
 
 $(BUILD)/libexecinfo_ex_hooks.so: $(HOOKS_SHARED)
 	ln -sf libexecinfo_ex_hooks.so.$(VERSION) $(BUILD)/$(HOOKS_SONAME)

@@ -292,6 +292,20 @@ int backtrace_heap_describe(const void *address, int fd);
  * AS-Safe. MT-Safe. Defined by libexecinfo_ex_hooks.so. */
 int backtrace_heap_check(int fd);
 
+/* Write a heap profile of the process now to PATH (%p in it: the process
+ * id; relative to the current directory): for every allocation stack, the
+ * objects and bytes allocated there in all, those still in use, and those
+ * in use when the live bytes peaked (within 1% of the peak). The format
+ * is the profile_format option's: pprof's profile.proto, gzipped
+ * (default; go tool pprof reads it without the binary: functions, files,
+ * lines and inlined calls are in it), or folded stacks of the
+ * profile_sample option's value. Written under a temporary name and
+ * renamed over PATH when complete. Returns 0, or -1 with errno: EINVAL
+ * (PATH NULL or empty), ENOSYS (heap=0), ENOMEM, ENAMETOOLONG, or what
+ * open, write and rename set. Not AS-Safe (it mallocs, reads debug info
+ * and compresses). MT-Safe. Defined by libexecinfo_ex_hooks.so. */
+int backtrace_heap_profile(const char *path);
+
 /* The heap hook layer's bookkeeping (live blocks with their sizes and
  * allocation stacks, counters, options; not the heap's contents, not the
  * hook pointers) as an opaque, versioned, checksummed blob allocated with

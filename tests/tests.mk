@@ -19,7 +19,8 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
 	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
-	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names
+	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names \
+	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
 ifneq ($(SANITIZE_PASS),asan)
 TEST_FIXTURES  += $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
@@ -41,6 +42,16 @@ $(BUILD)/tests/cxx_names: tests/fixtures/cxx_names.cpp all
 	@mkdir -p $(dir $@)
 	$(CXX) -O0 -g -rdynamic -Iinclude $< -o $@ -L$(BUILD) -lexecinfo_ex -ldl \
 		-Wl,-rpath,$(CURDIR)/$(BUILD)
+
+# test_profile.c: sites with known answers; no sibling calls, so that each
+# site's frame is on its allocation's stack.
+$(BUILD)/tests/profile_program: tests/fixtures/profile_program.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fno-optimize-sibling-calls $< -o $@ -ldl
+
+$(BUILD)/tests/profile_program_cxx: tests/fixtures/profile_program_cxx.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -O1 -g -fno-optimize-sibling-calls $< -o $@
 
 # It dlopens that fixture; libstdc++ is loaded at start all the same, as
 # ASan's __cxa_throw interceptor needs (test-asan: a CHECK failure otherwise).
@@ -204,7 +215,7 @@ $(BUILD)/tests/internal_%: tests/unit/internal_%.c tests/support.h all $(BUILD)/
 # The hook layer's modules, alone (not interposing malloc).
 $(BUILD)/tests/hooks_%: tests/unit/hooks_%.c tests/support.h all
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) $< -o $@ $(HOOKS_INTERNAL) $(STATIC) $(DEP_LIBS) $(TEST_LIBS)
+	$(CC) $(TEST_CFLAGS) $< -o $@ $(HOOKS_INTERNAL) $(STATIC) $(DEP_LIBS) $(HOOKS_LIBS) $(TEST_LIBS)
 
 $(BUILD)/tests/stress_%: tests/stress/%.c tests/support.h all $(TEST_FIXTURES)
 	@mkdir -p $(dir $@)

@@ -6,7 +6,12 @@
  * Like execinfo_ex_run it becomes the program (execvp, tools/launch.c): the
  * exit status is PROGRAM's, and a heap error with --on-error=abort is
  * PROGRAM's death by SIGABRT, after the report. --leaks preloads
- * tools/mtrace_at_load.c too, which starts the trace at load. */
+ * tools/mtrace_at_load.c too, which starts the trace at load.
+ *
+ * --profile makes it a profiler rather than a checker: the profile at
+ * exit, and no guards, no quarantine, no fill and no exit check, the
+ * checker's costs, unless EXECINFO_EX_OPTIONS or a flag asks for them
+ * (they come after these defaults, and the last one wins). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -68,6 +73,16 @@ static void usage(FILE *out)
           "  -O, --option=NAME=VALUE any option of EXECINFO_EX_OPTIONS (man 1\n"
           "                         execinfo_ex_heap, man 3 print_trace), e.g. --option\n"
           "                         lines=all; repeatable, in order with the rest\n"
+          "  -p, --profile=FILE     profile PROGRAM's heap: at its exit, write what each\n"
+          "                         allocation stack allocated in all, still holds, and\n"
+          "                         held at the peak, to FILE (%p: the process id) as a\n"
+          "                         pprof profile (go tool pprof FILE) or folded stacks;\n"
+          "                         a profiler, not a checker: no guards, quarantine or\n"
+          "                         fill unless asked for\n"
+          "      --profile-format=pprof|folded  FILE's format (default pprof, gzipped)\n"
+          "      --profile-sample=TYPE  the folded stacks' value: inuse_space (default),\n"
+          "                         inuse_objects, alloc_space, alloc_objects,\n"
+          "                         peak_space or peak_objects\n"
           "  -h, --help             show this help and exit\n"
           "  -V, --version          show the version and exit\n"
           "\n"
@@ -101,11 +116,28 @@ static void set_trace(const struct launch *launch, const char *file)
         launch_fail(launch, "out of memory");
 }
 
+enum { FILL = 256, ALLOC_FILL, FILL_MAX, OVERWRITE, MTRACE, MTRACE_FRAMES, FREE_FRAMES,
+       PROFILE_FORMAT, PROFILE_SAMPLE };
+static const char short_options[] = "+f:g:q:e:o:jl:p:O:hV";
+
+/* The profiler's defaults, before the user's options and flags. */
+#define PROFILER_DEFAULTS "guard=0:quarantine=0:free_fill=off:exit_check=0"
+
+/* Whether the flags ask for a profile: a first pass over them. */
+static int wants_profile(int argc, char **argv, const struct option *long_options)
+{
+    int c, profile = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1)
+        profile |= c == 'p';
+    opterr = 1;
+    optind = 0; /* glibc: start again from scratch */
+    return profile;
+}
+
 /* The user's EXECINFO_EX_OPTIONS first, then the flags: the last one wins. */
 static int build_options(int argc, char **argv, struct launch *launch)
 {
-    enum { FILL = 256, ALLOC_FILL, FILL_MAX, OVERWRITE, MTRACE, MTRACE_FRAMES, FREE_FRAMES };
-    const char *short_options = "+f:g:q:e:o:jl:O:hV";
     static const struct option long_options[] = {
         { "frames", required_argument, NULL, 'f' },   { "guard", required_argument, NULL, 'g' },
         { "free-frames", required_argument, NULL, FREE_FRAMES },
@@ -117,12 +149,16 @@ static int build_options(int argc, char **argv, struct launch *launch)
         { "leaks", required_argument, NULL, 'l' },   { "mtrace", required_argument, NULL, MTRACE },
         { "mtrace-frames", required_argument, NULL, MTRACE_FRAMES },
         { "option", required_argument, NULL, 'O' },
+        { "profile", required_argument, NULL, 'p' },
+        { "profile-format", required_argument, NULL, PROFILE_FORMAT },
+        { "profile-sample", required_argument, NULL, PROFILE_SAMPLE },
         { "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     int c;
 
-    launch_init(launch, "execinfo_ex_heap", NULL);
+    launch_init(launch, "execinfo_ex_heap",
+                wants_profile(argc, argv, long_options) ? PROFILER_DEFAULTS : NULL);
     while ((c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
         switch (c) {
         case 'f': launch_append(launch, "heap_frames", optarg); break;
@@ -143,6 +179,9 @@ static int build_options(int argc, char **argv, struct launch *launch)
             trace_frames_given = 1;
             break;
         case 'O': launch_append_assignment(launch, optarg); break;
+        case 'p': launch_append_path(launch, "profile", optarg); break;
+        case PROFILE_FORMAT: launch_append(launch, "profile_format", optarg); break;
+        case PROFILE_SAMPLE: launch_append(launch, "profile_sample", optarg); break;
         case 'h': usage(stdout); exit(0);
         case 'V': puts("execinfo_ex_heap 0.1.0"); exit(0);
         default: usage(stderr); exit(2);

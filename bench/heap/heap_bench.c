@@ -5,10 +5,11 @@
  * calls deep from 256 paths), bench/heap/churn.c (the adversarial one: its
  * stack changes at every call, in depth and path) and CPython running
  * bench/heap/dict_of_lists.py with PYTHONMALLOC=malloc. Each runs under
- * eight contenders: plain, our hooks library with heap=0, with the
+ * nine contenders: plain, our hooks library with heap=0, with the
  * defaults (full recording) and with the least recording
  * (heap_frames=1:free_frames=0:guard=0:quarantine=0:free_fill=off), glibc's mtrace, our
- * mtrace, heaptrack (recording only) and an ASan build (pool and churn). One run is one fork + exec + wait4, timed with
+ * mtrace, our profiler (execinfo_ex_heap --profile's options: a pprof
+ * profile at exit), heaptrack (recording only) and an ASan build (pool and churn). One run is one fork + exec + wait4, timed with
  * CLOCK_MONOTONIC, its peak RSS from wait4's ru_maxrss. It prints a
  * markdown table of medians per workload and the summary against the heap
  * targets. Benchmarks, not tests: no timing is asserted; the exit status is
@@ -64,25 +65,31 @@
 extern char **environ;
 
 enum contender_kind {
-    PLAIN, HOOKS_OFF, HOOKS_FULL, HOOKS_LEAST, MTRACE, OUR_MTRACE, HEAPTRACK, ASAN, CONTENDERS
+    PLAIN, HOOKS_OFF, HOOKS_FULL, HOOKS_LEAST, MTRACE, OUR_MTRACE, PROFILER, HEAPTRACK, ASAN,
+    CONTENDERS
 };
 enum workload_kind { POOL, CHURN, PYTHON, WORKLOADS };
 enum row_state { ROW_MEASURED, ROW_SKIPPED, ROW_NA, ROW_FAILED };
 
 static const char *const contender_names[CONTENDERS] = {
     "plain", "hooks heap=0", "hooks full recording", "hooks least recording", "glibc mtrace",
-    "hooks mtrace (heap=0)", "heaptrack", "ASan build",
+    "hooks mtrace (heap=0)", "hooks profiler", "heaptrack", "ASan build",
 };
 
 /* Short names, for HEAP_BENCH_WORKLOADS and HEAP_BENCH_SKIP. */
 static const char *const workload_keys[WORKLOADS] = { "pool", "churn", "python" };
 static const char *const contender_keys[CONTENDERS] = {
-    "plain", "heap0", "full", "least", "mtrace", "ourmtrace", "heaptrack", "asan",
+    "plain", "heap0", "full", "least", "mtrace", "ourmtrace", "profile", "heaptrack", "asan",
 };
 
 /* The least recording the options allow: one frame, no guards, no
  * quarantine, no fill (the issue's fixed-cost column). */
 #define LEAST_OPTIONS "EXECINFO_EX_OPTIONS=heap_frames=1:free_frames=0:guard=0:quarantine=0:free_fill=off"
+
+/* execinfo_ex_heap --profile's options (issue 24): heaptrack's job, a
+ * profile at exit, with none of the checker's costs; the profile goes to
+ * the trace directory, whose bytes are counted. */
+#define PROFILER_OPTIONS "guard=0:quarantine=0:free_fill=off:exit_check=0"
 
 struct workload {
     enum workload_kind kind;
@@ -128,6 +135,7 @@ static struct {
     char mtrace_preload[2 * PATH_MAX + 16];
     char our_mtrace_preload[2 * PATH_MAX + 16];
     char malloc_trace[PATH_MAX + 16];
+    char profiler_options[PATH_MAX + 128];
     char heaptrack_output[PATH_MAX];
     const char *heaptrack_flag;  /* the record-only flag, or NULL */
     int have_heaptrack;
@@ -154,7 +162,8 @@ static void usage(void)
     printf("usage: heap_bench [--help]\n"
            "Runs pool, churn and CPython (%s) as whole processes under: plain, the\n"
            "hooks library with heap=0, the defaults and the least recording, glibc\n"
-           "mtrace, our mtrace, heaptrack (record only) and ASan builds of pool and\n"
+           "mtrace, our mtrace, our profiler, heaptrack (record only) and ASan builds\n"
+           "of pool and\n"
            "churn; prints markdown tables of the medians of wall time and peak RSS,\n"
            "and the heap targets' summary.\n"
            "Environment:\n"
@@ -162,7 +171,7 @@ static void usage(void)
            "  HEAP_BENCH_WORKLOADS  comma-separated, of pool,churn,python (default all)\n"
            "  HEAP_BENCH_SKIP       rows left out, comma-separated contender-workload\n"
            "                        (contenders: plain heap0 full least mtrace ourmtrace\n"
-           "                        heaptrack asan; default %s, \"none\" for none)\n"
+           "                        profile heaptrack asan; default %s, \"none\" for none)\n"
            "  HEAP_BENCH_POOL_OPS   pool replacements (default %d, of " DEFAULT_POOL_LIVE " blocks)\n"
            "  HEAP_BENCH_CHURN_OPS  churn operations (default %d)\n"
            "  HEAP_BENCH_PY_COUNT   dict_of_lists.py count (default %d)\n"
@@ -376,6 +385,10 @@ static void build_command(enum contender_kind kind, const struct workload *workl
         add_environment(command, "EXECINFO_EX_OPTIONS=heap=0");
         add_environment(command, setup.malloc_trace);
         break;
+    case PROFILER:
+        add_environment(command, setup.hooks_preload);
+        add_environment(command, setup.profiler_options);
+        break;
     case HEAPTRACK:
         add_argument(command, HEAP_HEAPTRACK);
         if (setup.heaptrack_flag != NULL)
@@ -432,6 +445,10 @@ static int check_run(enum contender_kind kind, const struct workload *workload,
     if (!ok_output) {
         snprintf(why, size, "stdout differs from plain's: \"%.*s\"",
                  (int)strcspn(run->output, "\n"), run->output);
+        return 0;
+    }
+    if (kind == PROFILER && run->trace_bytes <= 0) {
+        snprintf(why, size, "no profile written");
         return 0;
     }
     if ((kind == MTRACE || kind == OUR_MTRACE || kind == HEAPTRACK) &&
@@ -521,6 +538,8 @@ static void prepare(void)
                 setup.trace_dir);
     path_printf(setup.heaptrack_output, sizeof setup.heaptrack_output, "%s/ht",
                 setup.trace_dir);
+    path_printf(setup.profiler_options, sizeof setup.profiler_options,
+                "EXECINFO_EX_OPTIONS=" PROFILER_OPTIONS ":profile=%s/profile.pb.gz", setup.trace_dir);
     setup.have_heaptrack = is_executable(HEAP_HEAPTRACK);
     if (setup.have_heaptrack)
         choose_heaptrack_flag();
@@ -658,6 +677,10 @@ static void contender_notes(enum contender_kind kind, const struct row *row, cha
         break;
     case OUR_MTRACE:
         snprintf(notes, size, "libexecinfo_ex_hooks.so + mtrace_start.so; trace %.0f bytes", bytes);
+        break;
+    case PROFILER:
+        snprintf(notes, size, "execinfo_ex_heap --profile (%s); profile %.0f bytes",
+                 PROFILER_OPTIONS, bytes);
         break;
     case HEAPTRACK:
         snprintf(notes, size, "%s%s; trace %.0f bytes; RSS: largest process of its tree",

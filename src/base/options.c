@@ -42,6 +42,8 @@ void options_defaults(struct options *options)
     options->fill_max = (size_t)4 << 10;
     options->on_error = HEAP_ERROR_ABORT;
     options->exit_check = 1;
+    options->profile_format = PROFILE_FORMAT_PPROF;
+    options->profile_sample = 3; /* inuse_space */
 }
 
 int options_parse_size(const char *text, size_t length, size_t *out)
@@ -278,6 +280,38 @@ static int parse_minidump(struct options *o, const char *value, size_t length)
     return 0;
 }
 
+/* An absolute path, like report=; "" turns it off. */
+static int parse_profile(struct options *o, const char *value, size_t length)
+{
+    if (length == 0) {
+        o->profile[0] = '\0';
+        return 0;
+    }
+    if (length >= sizeof o->profile || value[0] != '/')
+        return -EINVAL;
+    memcpy(o->profile, value, length);
+    o->profile[length] = '\0';
+    return 0;
+}
+
+static int parse_profile_format(struct options *o, const char *value, size_t length)
+{
+    static const char *const words[] = { "pprof", "folded", NULL };
+    int index;
+    if (parse_word(value, length, words, &index) < 0)
+        return -EINVAL;
+    o->profile_format = (enum profile_format)index;
+    return 0;
+}
+
+/* In the order of src/hooks/profile_facts.h's enum profile_value. */
+static int parse_profile_sample(struct options *o, const char *value, size_t length)
+{
+    static const char *const words[] = { "alloc_objects", "alloc_space", "inuse_objects",
+                                         "inuse_space",   "peak_objects", "peak_space", NULL };
+    return parse_word(value, length, words, &o->profile_sample);
+}
+
 /* "RTMIN+N" / "RTMAX-N", as kill -l writes them. */
 static int parse_realtime(const char *name)
 {
@@ -405,6 +439,8 @@ static const struct {
     { "mtrace_frames", parse_mtrace_frames }, { "exit_check", parse_exit_check },
     { "threads", parse_threads },     { "threads_timeout_ms", parse_threads_timeout },
     { "dump_signal", parse_dump_signal }, { "minidump", parse_minidump },
+    { "profile", parse_profile },     { "profile_format", parse_profile_format },
+    { "profile_sample", parse_profile_sample },
 };
 
 #define KNOWN_COUNT (sizeof known_options / sizeof known_options[0])

@@ -11,6 +11,7 @@
 enum lines_scope { LINES_NONE, LINES_MAIN, LINES_OWN, LINES_ALL };
 enum report_format { REPORT_TEXT, REPORT_JSON };
 enum heap_error_action { HEAP_ERROR_ABORT, HEAP_ERROR_REPORT };
+enum profile_format { PROFILE_FORMAT_PPROF, PROFILE_FORMAT_FOLDED };
 
 #define OPTIONS_PATH_MAX 256
 
@@ -50,6 +51,12 @@ struct options {
     int mtrace_frames;        /* mtrace_frames=0..64: a "# stack" line per traced event; 0 */
     enum heap_error_action on_error; /* on_error=abort|report; default abort */
     int exit_check;           /* exit_check=0|1: guards and quarantine checked at exit; 1 */
+    char profile[OPTIONS_PATH_MAX]; /* profile=PATH: a heap profile at exit (%p: the pid);
+                                       "": none */
+    enum profile_format profile_format; /* profile_format=pprof|folded; default pprof */
+    int profile_sample;       /* profile_sample=alloc_objects|alloc_space|inuse_objects|
+                                 inuse_space|peak_objects|peak_space: the folded value, in
+                                 that order (src/hooks/profile_facts.h); default inuse_space */
 };
 
 /* The signals the handler takes by default: SEGV BUS ILL FPE ABRT TRAP SYS. */

@@ -13,6 +13,7 @@
 #include "block_set.h"
 #include "heap_report.h"
 #include "quarantine.h"
+#include "stack_counts.h"
 #include "state.h"
 
 #include "../base/maps_reader.h"
@@ -75,6 +76,8 @@ static void *allocate_recorded(size_t size, size_t alignment, int with_stack, in
         errno = ENOMEM;
         return NULL;
     }
+    if (stack != 0) /* the library's own blocks are in no profile */
+        stack_counts_allocated(stack, size);
     return (void *)user;
 }
 
@@ -313,6 +316,8 @@ static void release_recorded(uintptr_t user, int with_stack)
      * use after free (found by make stress). Filled after the claim: a
      * racing second free must not write into memory the first one may
      * already have given back to glibc. */
+    if (facts.alloc_stack != 0)
+        stack_counts_freed(facts.alloc_stack, facts.size);
     block_fill(user, facts.size, heap.options.fill_max, heap.options.free_fill);
     block_finish_free(&heap.layout, user);
     if (state_restored())
@@ -382,6 +387,8 @@ static int resize_in_place(uintptr_t user, const struct block_facts *facts, size
         (unused > REALLOC_HEADROOM_MAX || (unused > SHRINK_SLACK && unused > size)))
         return 0; /* give the memory back: move to a smaller block */
     block_resize(&heap.layout, user, facts->size, size);
+    if (facts->alloc_stack != 0)
+        stack_counts_resized(facts->alloc_stack, facts->size, size);
     if (size > facts->size)
         block_fill(user + facts->size, size - facts->size,
                    facts->size < heap.options.fill_max ? heap.options.fill_max - facts->size : 0,

@@ -10,7 +10,9 @@
 #include "heap.h"
 #include "block_set.h"
 #include "mtrace.h"
+#include "profile_dump.h"
 #include "quarantine.h"
+#include "stack_counts.h"
 #include "../base/environment.h"
 #include "execinfo_ex.h"
 
@@ -22,6 +24,8 @@
 #include <unistd.h>
 
 #define DEPOT_RESERVE ((size_t)1 << 30)   /* address space; committed as used */
+/* As many stacks as the depot can hold (an entry takes at least 72 bytes). */
+#define COUNTED_STACKS_MAX (DEPOT_RESERVE / 72)
 
 
 static void before_fork(void)
@@ -42,6 +46,7 @@ static void after_fork_in_child(void)
     mtrace_after_fork();
     heap_forget_thread_id(); /* the child's thread has a new id */
     heap_scans_forget();     /* the threads that were walking the heap are not here */
+    stack_counts_after_fork_in_child();
     heap_busy++;
     quarantine_after_fork_in_child(); /* the other threads' batches too */
     heap_busy--;
@@ -57,13 +62,19 @@ static uint32_t make_secret(void)
     return (uint32_t)now.tv_nsec ^ (uint32_t)getpid() << 16;
 }
 
+/* This library's code, and the core library's: allocations made from
+ * either are the library's own, in no heap profile. */
 static void find_own_code(void)
 {
     struct dl_find_object object;
     if (_dl_find_object((void *)find_own_code, &object) == 0) {
         heap.own_start = (uintptr_t)object.dlfo_map_start;
         heap.own_end = (uintptr_t)object.dlfo_map_end;
+        stack_counts_exclude(heap.own_start, heap.own_end);
     }
+    if (_dl_find_object((void *)backtrace_resolve, &object) == 0 &&
+        (uintptr_t)object.dlfo_map_start != heap.own_start)
+        stack_counts_exclude((uintptr_t)object.dlfo_map_start, (uintptr_t)object.dlfo_map_end);
 }
 
 /* Loading the hooks is enough to get crash reports too, unless handler=0.
@@ -90,6 +101,7 @@ static void install_fatal_handler(void)
                 heap.fatal_handler != NULL;
         heap_busy--;
     }
+    profile_dump_start(); /* in front of the dump's handler, installed just now */
 }
 
 static void initialise(void)
@@ -98,6 +110,7 @@ static void initialise(void)
     block_layout_init(&heap.layout, heap.options.guard, make_secret());
     find_own_code();
     int recording = heap.options.heap && stack_depot_init(DEPOT_RESERVE) == 0 &&
+                    stack_counts_init(COUNTED_STACKS_MAX) == 0 &&
                     quarantine_init(heap.options.quarantine) == 0;
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     heap.recording = recording;

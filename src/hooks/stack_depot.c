@@ -4,7 +4,9 @@
  * Hand-written because it runs inside malloc and in the crash handler: no
  * malloc, no lock, no waiting on another thread. Entries are appended at
  * an atomically bumped offset and never removed, as in compiler-rt's
- * StackDepot; an entry's id is its offset in 8-byte words.
+ * StackDepot; an entry's id is its offset in 8-byte words. Each entry
+ * also holds its stack's counts (stack_counts.h: what the allocations made
+ * there add up to), so that a free finds them from the id in its block.
  *
  * The index is an open-addressed table of 8-byte slots (id << 32 | hash,
  * 0 empty), probed linearly, so a lookup reads the stored entry only when
@@ -24,9 +26,11 @@
  * loser of the slot's compare-and-swap sees the winner's slot, takes its
  * id, and its own entry is wasted (rare, bounded). */
 #include "stack_depot.h"
+#include "stack_counts.h"
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -39,11 +43,14 @@
 #define SLOT_FROZEN 1u                  /* id 0: never a stored stack's slot */
 #define MIGRATE_CHUNK 512               /* slots copied per claim */
 
+/* COUNTS: what the allocations made at this stack add up to
+ * (stack_counts.c); zero for a stack no allocation was counted on. */
 struct entry {
     uint32_t hash;
     uint16_t count;
     uint8_t magic;
     uint8_t reserved;
+    struct stack_counts counts;
     uint64_t frames[];
 };
 
@@ -59,11 +66,14 @@ struct level {
     char pad[64 - sizeof(void *) - 3 * sizeof(uint32_t)];
 };
 
+_Static_assert(offsetof(struct entry, counts) == STACK_DEPOT_COUNTS_OFFSET,
+               "stack_depot_counts finds the counts there");
+
 static _Alignas(64) struct level levels[MAX_LEVELS];
 /* Read by every lookup, written at initialisation and growth only. */
 static _Alignas(64) _Atomic int top_level; /* the newest level */
 static _Atomic int ready;                  /* 0, 1 while a thread maps, 2 when done */
-static char *arena;
+char *stack_depot_arena;                   /* set once, before any id is given */
 static size_t arena_size;
 /* Written by inserts only; apart from what every lookup reads. */
 static _Alignas(64) _Atomic size_t arena_top;   /* bytes used, a multiple of 8 */
@@ -90,7 +100,7 @@ static int map_arena(size_t reserve_bytes)
     }
     atomic_store_explicit(&levels[0].slots, table, memory_order_relaxed);
     atomic_store_explicit(&levels[0].copied, 1, memory_order_relaxed); /* nothing before it */
-    arena = space;
+    stack_depot_arena = space;
     arena_size = reserve_bytes;
     atomic_store_explicit(&arena_top, 8, memory_order_relaxed); /* id 0: none */
     return 0;
@@ -176,7 +186,7 @@ static uint32_t hash_frames(void *const *frames, int count)
 
 static struct entry *entry_at(stack_id id)
 {
-    return (struct entry *)(arena + (size_t)id * 8);
+    return (struct entry *)(stack_depot_arena + (size_t)id * 8);
 }
 
 static uint64_t slot_value(stack_id id, uint32_t hash)
@@ -184,12 +194,14 @@ static uint64_t slot_value(stack_id id, uint32_t hash)
     return (uint64_t)id << 32 | hash;
 }
 
-/* The entry's later lines (a 16-frame stack and its thread take 144
- * bytes) are asked for at once, so that their misses overlap with the
- * first one's instead of following it. A prefetch never faults. */
+/* The entry's frames (a 16-frame stack and its thread take 136 bytes,
+ * after the header and the counts: 200 in all) are asked for at once, so
+ * that their misses overlap with the header's instead of following it.
+ * A prefetch never faults. */
 static int same_stack(const struct entry *entry, void *const *frames, int count)
 {
-    __builtin_prefetch((const char *)entry + 64);
+    __builtin_prefetch(&entry->frames[0]);
+    __builtin_prefetch(&entry->frames[count / 2]);
     __builtin_prefetch((const char *)&entry->frames[count] - 1);
     return entry->count == count && memcmp(entry->frames, frames, (size_t)count * 8) == 0;
 }
@@ -327,7 +339,7 @@ static stack_id append(uint32_t hash, void *const *frames, int count)
         atomic_fetch_sub_explicit(&arena_top, bytes, memory_order_relaxed);
         return 0; /* full: keep the top from running on past the end */
     }
-    struct entry *entry = (struct entry *)(arena + offset);
+    struct entry *entry = (struct entry *)(stack_depot_arena + offset);
     entry->hash = hash;
     entry->count = (uint16_t)count;
     entry->magic = ENTRY_MAGIC;

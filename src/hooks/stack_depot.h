@@ -45,6 +45,18 @@ stack_id stack_depot_put_hashed(void *const *frames, int count, uint32_t hash);
  * World: signal-safe; every read is checked, so any id is safe to pass. */
 int stack_depot_get(stack_id id, void **frames, int capacity);
 
+/* The counts of stack ID (stack_counts.h), which live in its entry, 8
+ * bytes in. ID must be one stack_depot_put returned (not 0): it is not
+ * checked. Inline, with the arena's base exposed for it: every counted
+ * allocation and free asks. World: signal-safe. */
+#define STACK_DEPOT_COUNTS_OFFSET 8
+extern char *stack_depot_arena __attribute__((visibility("hidden")));
+struct stack_counts;
+static inline struct stack_counts *stack_depot_counts(stack_id id)
+{
+    return (struct stack_counts *)(stack_depot_arena + (size_t)id * 8 + STACK_DEPOT_COUNTS_OFFSET);
+}
+
 struct stack_depot_stats {
     size_t stacks;          /* distinct stacks published */
     size_t bytes_used;      /* of the arena, entries wasted by races included */

@@ -15,6 +15,7 @@
  * stack. */
 #define _GNU_SOURCE
 #include "heap.h"
+#include "stack_counts.h"
 #include "execinfo_ex.h"
 
 #include <pthread.h>
@@ -66,6 +67,7 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 static void unmap_at_exit(void *memory)
 {
+    stack_counts_flush(); /* the live bytes this thread kept to itself */
     if (memory == own)
         own = NULL;
     exited = 1;

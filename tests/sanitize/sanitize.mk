@@ -35,13 +35,16 @@ ASAN_CC        := $(SANITIZE_CC) $(ASAN_FLAGS)
 #     mtrace_program, state_program) link libexecinfo_ex_hooks.so, which
 #     replaces malloc: with ASan's allocator in the same process the two
 #     heaps mix (and heap_misuse misuses the heap on purpose).
+#   test_profile: preloads libexecinfo_ex_hooks.so into profile_program
+#     (built with ASan in this pass), the same two heaps; the profiles'
+#     own code runs under ASan in hooks_profile.
 #   test_signal_safety: replaces the whole malloc family with traps that
 #     call glibc's __libc_* functions, beside ASan's allocator.
 #   test_small_stack: measures that every signal-safe call fits in an 8 KiB
 #     alternate stack; ASan's redzones make each frame several times
 #     larger, so the instrumented build overflows it (by design of the
 #     measurement, not a fault of the code: it passes with 16 KiB).
-ASAN_SKIP      := test_hooks test_mtrace test_state test_signal_safety test_small_stack
+ASAN_SKIP      := test_hooks test_mtrace test_state test_profile test_signal_safety test_small_stack
 # Not run under ASan, single tests (Criterion filters, suite/test):
 #   fatal/integer_divide_by_zero: divides by zero on purpose for SIGFPE;
 #     UBSan stops it first (division by zero).

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "base/options.h"
 #include <signal.h>
+#include <stdio.h>
+
 #include "support.h"
 
 Test(options, defaults_are_own_and_64m)
@@ -148,8 +150,37 @@ Test(options, the_unknown_option_message_lists_every_name)
     options_defaults(&options);
     cr_assert_eq(options_parse(&options, "colour=blue", error, sizeof error), -EINVAL);
     cr_assert(strstr(error, "(known: lines, line_memory,"), "%s", error);
-    cr_assert(strstr(error, ", exit_check, threads, threads_timeout_ms, dump_signal, minidump)"), "%s",
-              error);
+    cr_assert(strstr(error, ", exit_check, threads, threads_timeout_ms, dump_signal, minidump, "
+                            "profile, profile_format, profile_sample)"), "%s", error);
+}
+
+Test(options, heap_profile_options)
+{
+    struct options options;
+    char error[640];
+    options_defaults(&options);
+    cr_assert_str_eq(options.profile, "");
+    cr_assert_eq(options.profile_format, PROFILE_FORMAT_PPROF);
+    cr_assert_eq(options.profile_sample, 3); /* inuse_space */
+    cr_assert_eq(options_parse(&options, "profile=/tmp/heap-%p.pb.gz:profile_format=folded:"
+                                         "profile_sample=alloc_objects", error, sizeof error), 0, "%s", error);
+    cr_assert_str_eq(options.profile, "/tmp/heap-%p.pb.gz");
+    cr_assert_eq(options.profile_format, PROFILE_FORMAT_FOLDED);
+    cr_assert_eq(options.profile_sample, 0);
+    const char *const samples[] = { "alloc_objects", "alloc_space", "inuse_objects",
+                                    "inuse_space", "peak_objects", "peak_space" };
+    for (int i = 0; i < 6; i++) {
+        char text[64];
+        snprintf(text, sizeof text, "profile_sample=%s", samples[i]);
+        cr_assert_eq(options_parse(&options, text, error, sizeof error), 0, "%s", text);
+        cr_assert_eq(options.profile_sample, i, "%s", text);
+    }
+    cr_assert_eq(options_parse(&options, "profile=", error, sizeof error), 0);
+    cr_assert_str_eq(options.profile, "");
+    const char *bad[] = { "profile=heap.pb.gz", "profile_format=proto", "profile_sample=space",
+                          "profile_sample=" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(options_parse(&options, bad[i], error, sizeof error), -EINVAL, "%s", bad[i]);
 }
 
 Test(options, minidump_is_an_absolute_path_or_off)
