@@ -14,17 +14,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Read everything from FD until EOF (at most CAPACITY - 1 bytes). */
+/* Read everything from FD until EOF, keeping at most CAPACITY - 1 bytes:
+ * the rest is read and dropped, so that a writer on the other end of a
+ * pipe never stalls on a reader that stopped (a crash report that outgrew
+ * the buffer once lost its end that way, its writer giving up). */
 static inline size_t read_all(int fd, char *buffer, size_t capacity)
 {
     size_t used = 0;
-    while (used + 1 < capacity) {
-        ssize_t got = read(fd, buffer + used, capacity - 1 - used);
+    char dropped[4096];
+    for (;;) {
+        int full = used + 1 >= capacity;
+        ssize_t got = full ? read(fd, dropped, sizeof dropped)
+                           : read(fd, buffer + used, capacity - 1 - used);
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
             break;
-        used += (size_t)got;
+        if (!full)
+            used += (size_t)got;
     }
     buffer[used] = '\0';
     return used;
@@ -58,7 +65,7 @@ static inline int count_lines(const char *text)
 
 struct child_result {
     int status;
-    char output[1 << 16];
+    char output[1 << 20]; /* every thread's trace, under ASan too */
 };
 
 /* Run BODY(CONTEXT) in a child whose stderr is a pipe; wait for it. The

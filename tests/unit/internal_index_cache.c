@@ -634,7 +634,7 @@ static int valid_after_change(unsigned char *image, size_t size)
 static unsigned char *inline_image(const char *directory, size_t *size)
 {
     char program[512], options[256], names[64][320];
-    struct child_result result;
+    static struct child_result result;
     snprintf(program, sizeof program, "%s/inline_program", tests_dir());
     cache_option(options, sizeof options, directory, "");
     snprintf(options_entry, sizeof options_entry, "EXECINFO_EX_OPTIONS=%s", options);

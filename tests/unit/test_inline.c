@@ -206,7 +206,7 @@ static unsigned long report_bias(const char *report, const char *name)
 static void check_crash_chain(const char *name, const char *options, int demangle,
                               struct chain *ours)
 {
-    struct child_result result;
+    static struct child_result result;
     char program[4096];
     struct chain expected;
     fixture_path(program, sizeof program, name);
@@ -246,7 +246,7 @@ Test(inline, cxx_crash_report_chain_equals_addr2line, .timeout = 30)
  * have it, which c++filt turns into addr2line -C's. */
 Test(inline, cxx_chain_stays_mangled_with_demangle_off, .timeout = 30)
 {
-    struct child_result result;
+    static struct child_result result;
     struct chain mangled;
     run_fixture("inline_program_cxx", "crash", NULL, "index_cache=0:demangle=0", &result);
     assert_died_by(&result, SIGSEGV);
@@ -282,7 +282,7 @@ Test(inline, cached_index_gives_the_same_chain, .timeout = 60)
 {
     char directory[] = "/tmp/execinfo_ex_inline_XXXXXX", options[128];
     struct chain first, second;
-    struct child_result result;
+    static struct child_result result;
     cr_assert_not_null(mkdtemp(directory));
     snprintf(options, sizeof options, "index_cache=%s", directory);
     check_crash_chain("inline_program", options, 0, &first);
@@ -305,7 +305,7 @@ Test(inline, cached_index_gives_the_same_chain, .timeout = 60)
 /* inlines=0: today's report, the innermost line on the real frame. */
 Test(inline, inlines_off_writes_the_frame_alone, .timeout = 30)
 {
-    struct child_result result;
+    static struct child_result result;
     struct chain ours, expected;
     char program[4096];
     fixture_path(program, sizeof program, "inline_program");
@@ -365,7 +365,7 @@ Test(inline, json_frame_holds_the_inlined_calls, .timeout = 30)
  * capture by backtrace_print_fd, "--", the same by backtrace_resolve
  * ("INDEX INLINED FUNCTION FILE:LINE" a frame). */
 struct trace_parts {
-    struct child_result result;
+    static struct child_result result;
     unsigned long bias;
     const char *print_trace, *print_fd, *resolve;
 };

@@ -118,7 +118,7 @@ static int lines_at(const char *text, const char *suffix)
 
 Test(mtrace, glibc_script_reads_the_trace_and_names_each_leak_by_line)
 {
-    struct child_result result;
+    static struct child_result result;
     run_traced(program_path(), "leaks", trace_path, NULL, &result);
     assert_exited_with(&result, 0);
     static char table[65536];
@@ -208,7 +208,7 @@ static int replay_in_order(const char *text)
 
 Test(mtrace, eight_threads_write_whole_lines_in_order)
 {
-    struct child_result result;
+    static struct child_result result;
     run_traced(program_path(), "threads", trace_path, NULL, &result);
     assert_exited_with(&result, 0);
     size_t length;
@@ -228,7 +228,7 @@ Test(mtrace, eight_threads_write_whole_lines_in_order)
 
 Test(mtrace, stack_lines_when_asked_and_the_script_still_reads_the_trace)
 {
-    struct child_result result;
+    static struct child_result result;
     run_traced(program_path(), "leaks", trace_path, "mtrace_frames=4", &result);
     assert_exited_with(&result, 0);
     size_t length;
@@ -264,7 +264,7 @@ Test(mtrace, stack_lines_too_long_lose_frames_not_their_form)
     snprintf(program, sizeof program, "%s/p", directory);
     snprintf(command, sizeof command, "cp %s %s", program_path(), program);
     cr_assert_eq(system(command), 0);
-    struct child_result result;
+    static struct child_result result;
     run_traced(program, "leaks", trace_path, "mtrace_frames=64", &result);
     assert_exited_with(&result, 0);
     snprintf(command, sizeof command, "rm -rf %s", top);
@@ -287,7 +287,7 @@ Test(mtrace, stack_lines_too_long_lose_frames_not_their_form)
  * it, so no lock-order deadlock with its malloc in another thread. */
 Test(mtrace, hooks_with_their_own_lock_do_not_deadlock, .timeout = 60)
 {
-    struct child_result result;
+    static struct child_result result;
     run_traced(program_path(), "hooked", trace_path, NULL, &result);
     assert_exited_with(&result, 0);
     cr_assert(strstr(result.output, "done"), "%s", result.output);
@@ -300,7 +300,7 @@ Test(mtrace, hooks_with_their_own_lock_do_not_deadlock, .timeout = 60)
 
 Test(mtrace, a_child_after_fork_traces_into_the_same_file)
 {
-    struct child_result result;
+    static struct child_result result;
     run_traced(program_path(), "fork", trace_path, NULL, &result);
     assert_exited_with(&result, 0);
     size_t length;
@@ -318,7 +318,7 @@ Test(mtrace, the_file_is_truncated_when_opened)
     for (int i = 0; i < 1000; i++)
         fputs("stale line from an earlier run\n", old);
     fclose(old);
-    struct child_result result;
+    static struct child_result result;
     run_traced(program_path(), "idle", trace_path, NULL, &result);
     assert_exited_with(&result, 0);
     size_t length;
@@ -330,7 +330,7 @@ Test(mtrace, the_file_is_truncated_when_opened)
 
 Test(mtrace, no_variable_an_unwritable_path_or_a_directory_trace_nothing)
 {
-    struct child_result result;
+    static struct child_result result;
     run_traced(program_path(), "leaks", NULL, NULL, &result);
     assert_exited_with(&result, 0);
     run_traced(program_path(), "leaks", "", NULL, &result);
@@ -357,7 +357,7 @@ Test(mtrace, a_symlink_at_the_path_is_not_followed)
     fputs("precious\n", file);
     fclose(file);
     cr_assert_eq(symlink(target, trace_path), 0);
-    struct child_result result;
+    static struct child_result result;
     run_traced(program_path(), "leaks", trace_path, NULL, &result);
     assert_exited_with(&result, 0);
     size_t length;
@@ -387,7 +387,7 @@ Test(mtrace, a_set_group_id_program_ignores_malloc_trace)
         cr_skip_test("cannot make a set-group-ID program here (not allowed to chown or chmod, "
                      "or the filesystem is mounted nosuid)");
     }
-    struct child_result result;
+    static struct child_result result;
     run_traced(copy, "leaks", trace_path, NULL, &result);
     unlink(copy);
     assert_exited_with(&result, 0);

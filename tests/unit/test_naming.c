@@ -229,7 +229,7 @@ static void first_line(const char *text, char *line, size_t capacity)
 
 Test(naming, handler_pattern_names_a_fault_on_a_first_instruction_as_glibc_does)
 {
-    struct child_result result;
+    static struct child_result result;
     void *library = open_packed_library();
     handler_glibc_symbols_fd = (symbols_fd_function *)glibc_function("backtrace_symbols_fd");
     catch_segv(write_both_traces);
@@ -258,7 +258,7 @@ static void print_trace_in_handler(int signo, siginfo_t *info, void *ucontext)
 
 Test(naming, print_trace_names_the_interrupted_first_instruction)
 {
-    struct child_result result;
+    static struct child_result result;
     void *library = open_packed_library();
     catch_segv(print_trace_in_handler);
     run_child(fault_on_first_instruction, library, &result);
@@ -277,7 +277,7 @@ static void crash_under_the_handler(void *context)
 
 Test(naming, crash_report_names_a_fault_on_a_first_instruction)
 {
-    struct child_result result;
+    static struct child_result result;
     void *library = open_packed_library();
     run_child(crash_under_the_handler, library, &result);
     assert_died_by(&result, SIGSEGV);
@@ -295,7 +295,7 @@ static void crash_under_the_json_handler(void *context)
 
 Test(naming, json_crash_report_names_a_fault_on_a_first_instruction)
 {
-    struct child_result result;
+    static struct child_result result;
     void *library = open_packed_library();
     run_child(crash_under_the_json_handler, library, &result);
     assert_died_by(&result, SIGSEGV);
@@ -324,7 +324,7 @@ static void nested_crash(void *context)
 
 Test(naming, crash_report_names_the_frame_after_a_nested_signal_frame)
 {
-    struct child_result result;
+    static struct child_result result;
     void *library = open_packed_library();
     run_child(nested_crash, library, &result);
     assert_died_by(&result, SIGBUS);
@@ -406,7 +406,7 @@ static void jump_to_one_in_child(void *context)
  * same. */
 static void assert_both_walks_go_on(void (*jump)(void *), const char *bad_line)
 {
-    struct child_result result;
+    static struct child_result result;
     run_child(jump, NULL, &result);
     assert_exited_with(&result, 0);
     char *separator = strstr(result.output, "--\n");
@@ -436,7 +436,7 @@ static void crash_by_null_call(void *context)
 
 Test(naming, crash_report_of_a_call_through_null_names_the_callers)
 {
-    struct child_result result;
+    static struct child_result result;
     run_child(crash_by_null_call, NULL, &result);
     assert_died_by(&result, SIGSEGV);
     cr_assert(strstr(result.output, "#0  [(nil)]\n#1  "), "%s", result.output);
@@ -458,7 +458,7 @@ static void run_fixture(const char *name, const char *argument, struct child_res
 
 Test(naming, global_name_wins_over_a_compiler_made_local_alias)
 {
-    struct child_result result;
+    static struct child_result result;
     char command[4200];
     /* The fixture really has the alias, or the test proves nothing. */
     snprintf(command, sizeof command, "nm %s/alias_program", getenv("EXECINFO_EX_TESTS"));
@@ -505,7 +505,7 @@ Test(naming, static_program_is_walked_as_glibc_walks_it)
 
 Test(naming, static_program_crash_is_reported_with_its_frames)
 {
-    struct child_result result;
+    static struct child_result result;
     run_fixture("static_program", "crash", &result);
     assert_died_by(&result, SIGSEGV);
     cr_assert(strstr(result.output, "#0  "), "%s", result.output);
