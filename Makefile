@@ -70,6 +70,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/threads/thread_proc.c \
 	src/threads/thread_request.c \
 	src/threads/thread_gather.c \
+	src/threads/stop_world.c \
 	src/fatal/report_minidump.c \
 	src/minidump/minidump_writer.c \
 	src/minidump/minidump_file.c \
@@ -90,7 +91,11 @@ HOOKS_SIGNAL_SAFE_SOURCES := \
 	src/hooks/stack_depot.c \
 	src/hooks/heap_capture.c \
 	src/hooks/heap_inspect.c \
-	src/hooks/heap_report.c
+	src/hooks/heap_report.c \
+	src/hooks/leak_scan.c \
+	src/hooks/leak_report.c \
+	src/hooks/leak_ignore.c \
+	src/hooks/leak_arch_x86_64.c
 NORMAL_SOURCES := \
 	src/base/environment.c \
 	src/fatal/install.c \

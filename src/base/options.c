@@ -42,6 +42,8 @@ void options_defaults(struct options *options)
     options->fill_max = (size_t)4 << 10;
     options->on_error = HEAP_ERROR_ABORT;
     options->exit_check = 1;
+    options->leak_check = 0;
+    options->leak_exitcode = -1;
 }
 
 int options_parse_size(const char *text, size_t length, size_t *out)
@@ -158,6 +160,7 @@ static int parse_frames(struct options *o, const char *value, size_t length)
 
 static int parse_heap(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->heap); }
 static int parse_exit_check(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->exit_check); }
+static int parse_leak_check(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->leak_check); }
 
 /* A size within [minimum, maximum]. */
 static int parse_bounded(const char *value, size_t length, size_t minimum, size_t maximum,
@@ -194,6 +197,15 @@ static int parse_mtrace_frames(struct options *o, const char *value, size_t leng
     if (parse_bounded(value, length, 0, 64, &frames) < 0)
         return -EINVAL;
     o->mtrace_frames = (int)frames;
+    return 0;
+}
+
+static int parse_leak_exitcode(struct options *o, const char *value, size_t length)
+{
+    size_t status;
+    if (parse_bounded(value, length, 0, 255, &status) < 0 || value[length - 1] > '9')
+        return -EINVAL;
+    o->leak_exitcode = (int)status;
     return 0;
 }
 
@@ -403,6 +415,7 @@ static const struct {
     { "alloc_fill", parse_alloc_fill }, { "free_fill", parse_free_fill },
     { "fill_max", parse_fill_max },   { "on_error", parse_on_error },
     { "mtrace_frames", parse_mtrace_frames }, { "exit_check", parse_exit_check },
+    { "leak_check", parse_leak_check }, { "leak_exitcode", parse_leak_exitcode },
     { "threads", parse_threads },     { "threads_timeout_ms", parse_threads_timeout },
     { "dump_signal", parse_dump_signal }, { "minidump", parse_minidump },
 };

@@ -47,6 +47,9 @@ struct options {
     int mtrace_frames;        /* mtrace_frames=0..64: a "# stack" line per traced event; 0 */
     enum heap_error_action on_error; /* on_error=abort|report; default abort */
     int exit_check;           /* exit_check=0|1: guards and quarantine checked at exit; 1 */
+    int leak_check;           /* leak_check=0|1: a leak check by reachability at exit; 0 */
+    int leak_exitcode;        /* leak_exitcode=0..255: the exit status when leaks were
+                                 found; -1 (default): the program's own */
 };
 
 /* The signals the handler takes by default: SEGV BUS ILL FPE ABRT TRAP SYS. */

@@ -57,6 +57,11 @@ const char *heap_error_name(enum heap_error kind);
 void heap_error_text(int fd, const struct heap_error_facts *facts);
 void heap_error_json(int fd, const struct heap_error_facts *facts);
 
+/* Where a report that stands alone goes: stderr, or report= opened for
+ * appending (if that file is ours; else stderr). Close it unless it is
+ * STDERR_FILENO. Signal-safe. */
+int heap_report_open(void);
+
 /* Write FACTS on their own, in the format of the options, to stderr or
  * appended to report= (if that file is ours). Signal-safe. */
 void heap_report_write(const struct heap_error_facts *facts);

@@ -59,6 +59,7 @@ static void describe(struct thread_facts *facts, pid_t tid, pid_t main_tid)
 {
     memset(facts, 0, offsetof(struct thread_facts, context));
     facts->tid = tid;
+    facts->thread_pointer = 0;
     facts->state = '?';
     facts->outcome = THREAD_NO_ANSWER;
     if (tid == main_tid)

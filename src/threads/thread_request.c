@@ -157,6 +157,7 @@ static void write_answer(struct thread_facts *facts, const ucontext_t *ucontext)
         stack_walk_adopt_stack(stack);
     facts->have_float_state = crash_copy_context(&facts->context, ucontext);
     facts->have_context = 1;
+    facts->thread_pointer = thread_arch_thread_pointer();
     facts->frame_count = capture_ucontext_kinds(facts->frames, facts->frame_exact,
                                                 atomic_load(&slot_frames), ucontext);
     facts->outcome = THREAD_READ;
