@@ -27,6 +27,9 @@
 
 /* --leaks: the trace starts at load; its stacks, unless --mtrace-frames. */
 static int trace_at_load, trace_frames_given;
+/* --error-exitcode without --on-error: the program goes on after a heap
+ * error, to end with that status, as under valgrind. */
+static int error_exitcode_given, on_error_given;
 
 static void usage(FILE *out)
 {
@@ -58,6 +61,14 @@ static void usage(FILE *out)
           "      --overwrite        replace FILE if it exists (a regular file of yours\n"
           "                         with one link)\n"
           "  -j, --json             reports as JSON\n"
+          "  -L, --leak-check       check for leaks at exit by reachability, as\n"
+          "                         LeakSanitizer does: the blocks that no pointer in\n"
+          "                         globals, stacks, registers or TLS reaches, directly\n"
+          "                         or through other blocks, grouped by stack\n"
+          "      --leak-exitcode=N  exit with N (0 to 255) when leaks were found\n"
+          "      --error-exitcode=N exit with N after a heap error or when leaks were\n"
+          "                         found; PROGRAM then goes on after a heap error\n"
+          "                         (--on-error=report) unless --on-error says otherwise\n"
           "  -l, --leaks=FILE       trace every allocation and free of PROGRAM, from its\n"
           "                         start to its exit, to FILE (glibc's mtrace format,\n"
           "                         16 frames of stack per event) for execinfo_ex_leaks\n"
@@ -72,8 +83,9 @@ static void usage(FILE *out)
           "All are checked before PROGRAM runs: a bad one, or heap=0, is a usage error.\n"
           "EXECINFO_EX_HOOKS_LIBRARY names the library to preload (default\n"
           EXECINFO_EX_HOOKS_LIBRARY_PATH ").\n"
-          "Exit status: PROGRAM's (134 for its SIGABRT after a heap error); 127 if it\n"
-          "cannot be run; 2 for a usage error.\n",
+          "Exit status: PROGRAM's (134 for its SIGABRT after a heap error), or the one\n"
+          "--leak-exitcode or --error-exitcode set; 127 if it cannot be run; 2 for a\n"
+          "usage error.\n",
           out);
 }
 
@@ -101,8 +113,9 @@ static void set_trace(const struct launch *launch, const char *file)
 /* The user's EXECINFO_EX_OPTIONS first, then the flags: the last one wins. */
 static int build_options(int argc, char **argv, struct launch *launch)
 {
-    enum { FILL = 256, ALLOC_FILL, FILL_MAX, OVERWRITE, MTRACE, MTRACE_FRAMES, FREE_FRAMES };
-    const char *short_options = "+f:g:q:e:o:jl:hV";
+    enum { FILL = 256, ALLOC_FILL, FILL_MAX, OVERWRITE, MTRACE, MTRACE_FRAMES, FREE_FRAMES,
+           LEAK_EXITCODE, ERROR_EXITCODE };
+    const char *short_options = "+f:g:q:e:o:jl:LhV";
     static const struct option long_options[] = {
         { "frames", required_argument, NULL, 'f' },   { "guard", required_argument, NULL, 'g' },
         { "free-frames", required_argument, NULL, FREE_FRAMES },
@@ -113,6 +126,9 @@ static int build_options(int argc, char **argv, struct launch *launch)
         { "overwrite", no_argument, NULL, OVERWRITE }, { "json", no_argument, NULL, 'j' },
         { "leaks", required_argument, NULL, 'l' },   { "mtrace", required_argument, NULL, MTRACE },
         { "mtrace-frames", required_argument, NULL, MTRACE_FRAMES },
+        { "leak-check", no_argument, NULL, 'L' },
+        { "leak-exitcode", required_argument, NULL, LEAK_EXITCODE },
+        { "error-exitcode", required_argument, NULL, ERROR_EXITCODE },
         { "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
@@ -128,7 +144,13 @@ static int build_options(int argc, char **argv, struct launch *launch)
         case FILL: launch_append(launch, "free_fill", optarg); break;
         case ALLOC_FILL: launch_append(launch, "alloc_fill", optarg); break;
         case FILL_MAX: launch_append(launch, "fill_max", optarg); break;
-        case 'e': launch_append(launch, "on_error", optarg); break;
+        case 'e': launch_append(launch, "on_error", optarg); on_error_given = 1; break;
+        case 'L': launch_append(launch, "leak_check", "1"); break;
+        case LEAK_EXITCODE: launch_append(launch, "leak_exitcode", optarg); break;
+        case ERROR_EXITCODE:
+            launch_append(launch, "error_exitcode", optarg);
+            error_exitcode_given = 1;
+            break;
         case 'o': launch_append_report(launch, optarg); break;
         case OVERWRITE: launch_append(launch, "overwrite", "1"); break;
         case 'j': launch_append(launch, "format", "json"); break;
@@ -145,6 +167,8 @@ static int build_options(int argc, char **argv, struct launch *launch)
     }
     if (trace_at_load && !trace_frames_given)
         launch_append(launch, "mtrace_frames", "16");
+    if (error_exitcode_given && !on_error_given)
+        launch_append(launch, "on_error", "report");
     return optind;
 }
 

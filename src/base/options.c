@@ -44,6 +44,7 @@ void options_defaults(struct options *options)
     options->exit_check = 1;
     options->leak_check = 0;
     options->leak_exitcode = -1;
+    options->error_exitcode = -1;
 }
 
 int options_parse_size(const char *text, size_t length, size_t *out)
@@ -200,14 +201,18 @@ static int parse_mtrace_frames(struct options *o, const char *value, size_t leng
     return 0;
 }
 
-static int parse_leak_exitcode(struct options *o, const char *value, size_t length)
+/* An exit status: 0 to 255, in decimal. */
+static int parse_status(const char *value, size_t length, int *out)
 {
     size_t status;
     if (parse_bounded(value, length, 0, 255, &status) < 0 || value[length - 1] > '9')
         return -EINVAL;
-    o->leak_exitcode = (int)status;
+    *out = (int)status;
     return 0;
 }
+
+static int parse_leak_exitcode(struct options *o, const char *v, size_t n) { return parse_status(v, n, &o->leak_exitcode); }
+static int parse_error_exitcode(struct options *o, const char *v, size_t n) { return parse_status(v, n, &o->error_exitcode); }
 
 static int parse_guard(struct options *o, const char *v, size_t n)
 {
@@ -416,6 +421,7 @@ static const struct {
     { "fill_max", parse_fill_max },   { "on_error", parse_on_error },
     { "mtrace_frames", parse_mtrace_frames }, { "exit_check", parse_exit_check },
     { "leak_check", parse_leak_check }, { "leak_exitcode", parse_leak_exitcode },
+    { "error_exitcode", parse_error_exitcode },
     { "threads", parse_threads },     { "threads_timeout_ms", parse_threads_timeout },
     { "dump_signal", parse_dump_signal }, { "minidump", parse_minidump },
 };

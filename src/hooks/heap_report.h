@@ -70,6 +70,9 @@ void heap_report_write(const struct heap_error_facts *facts);
  * error wins until a crash report has carried it. Signal-safe. */
 void heap_report_hold(const struct heap_error_facts *facts);
 
+/* How many heap errors were reported so far (error_exitcode=). */
+extern _Atomic unsigned long heap_errors_reported;
+
 /* Capture the stack that found the error, then write or hold the report
  * and, with on_error=abort, abort. World: normal (it runs inside free,
  * realloc or at exit: it captures a stack, flushes the mtrace buffer;

@@ -85,6 +85,12 @@ struct leak_facts {
     const struct leak_scan *scan;    /* the threads left as they were */
 };
 
+/* The check at exit (leak_check=1), to stderr or report=, from the
+ * destructor of exit_check.c: the caller's frame holds the caller's
+ * registers (getcontext) at SELF_STACK_POINTER. Returns the leaked
+ * blocks, or a negative errno. World: normal. */
+long leak_check_at_exit(uintptr_t self_stack_pointer);
+
 /* The two renderers (docs/HEAP_REPORT.md). Signal-safe. */
 void leak_report_text(int fd, const struct leak_facts *facts);
 void leak_report_json(int fd, const struct leak_facts *facts);

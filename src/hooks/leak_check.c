@@ -21,7 +21,6 @@
 #include <limits.h>
 #include <link.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -274,23 +273,11 @@ int backtrace_heap_leak_check(int fd, unsigned flags)
     return result > INT_MAX ? INT_MAX : (int)result;
 }
 
-/* With leak_check=1: after the program's atexit handlers and the
- * destructors of the modules loaded after ours, as exit_check.c. With
- * leak_exitcode=N and leaks found, the process then ends with N (stdio
- * flushed first; the destructors that would run after ours do not). */
-__attribute__((destructor, noinline))
-static void check_leaks_at_exit(void)
+long leak_check_at_exit(uintptr_t self_stack_pointer)
 {
-    if (!heap.recording || !heap.options.leak_check)
-        return;
-    ucontext_t registers;
-    getcontext(&registers);
     int fd = heap_report_open();
-    long leaked = check_once(fd, heap.options.format == REPORT_JSON, (uintptr_t)&registers);
+    long leaked = check_once(fd, heap.options.format == REPORT_JSON, self_stack_pointer);
     if (fd != STDERR_FILENO)
         close(fd);
-    if (leaked > 0 && heap.options.leak_exitcode >= 0) {
-        fflush(NULL);
-        _exit(heap.options.leak_exitcode);
-    }
+    return leaked;
 }

@@ -272,3 +272,59 @@ Test(leak_check, a_thread_that_cannot_be_stopped_is_scanned_as_it_is_and_named, 
     assert_in(ours, "*** execinfo_ex: leak check: no leaks\n");
     assert_not_in(ours, "without their stack");
 }
+
+/* ---- execinfo_ex_heap ---- */
+
+static void prepare_tool(void *context)
+{
+    char library[512];
+    snprintf(library, sizeof library, "%s/libexecinfo_ex_hooks.so", getenv("EXECINFO_EX_BUILD"));
+    unsetenv("LD_PRELOAD");
+    unsetenv("EXECINFO_EX_OPTIONS");
+    setenv("EXECINFO_EX_HOOKS_LIBRARY", library, 1);
+    (void)context;
+}
+
+/* execinfo_ex_heap FLAG [FLAG2] PROGRAM SCENARIO, everything into RESULT. */
+static void run_tool(const char *flag, const char *flag2, const char *program,
+                     const char *scenario, struct child_result *result)
+{
+    char tool[512], binary[512];
+    snprintf(tool, sizeof tool, "%s/bin/execinfo_ex_heap", getenv("EXECINFO_EX_BUILD"));
+    snprintf(binary, sizeof binary, "%s/%s", getenv("EXECINFO_EX_TESTS"), program);
+    char *argv[8];
+    int argc = 0;
+    argv[argc++] = tool;
+    argv[argc++] = (char *)flag;
+    if (flag2 != NULL)
+        argv[argc++] = (char *)flag2;
+    argv[argc++] = binary;
+    argv[argc++] = (char *)scenario;
+    argv[argc] = NULL;
+    run_program(tool, argv, prepare_tool, NULL, result);
+}
+
+Test(leak_check, the_command_checks_for_leaks_and_keeps_the_status, .timeout = 60)
+{
+    static struct child_result result;
+    run_tool("--leak-check", NULL, "leak_program", "blocks", &result);
+    assert_exited_with(&result, 0);
+    assert_in(result.output, "*** execinfo_ex: leak check: detected memory leaks\n");
+    assert_in(result.output, "(lost_block+");
+    run_tool("--leak-check", NULL, "leak_program", "global", &result);
+    assert_exited_with(&result, 0);
+    assert_in(result.output, "*** execinfo_ex: leak check: no leaks\n");
+}
+
+Test(leak_check, error_exitcode_follows_a_leak_or_a_heap_error, .timeout = 60)
+{
+    static struct child_result result;
+    run_tool("--leak-check", "--error-exitcode=7", "leak_program", "blocks", &result);
+    assert_exited_with(&result, 7);
+    run_tool("--leak-check", "--error-exitcode=7", "leak_program", "global", &result);
+    assert_exited_with(&result, 0);
+    /* A heap error: the program goes on (no SIGABRT), then ends with it. */
+    run_tool("--error-exitcode=9", NULL, "heap_misuse", "double_free", &result);
+    assert_exited_with(&result, 9);
+    assert_in(result.output, "*** execinfo_ex: heap error: double-free");
+}
