@@ -15,7 +15,9 @@ __attribute__((visibility("default")))
 int backtrace_heap_ignore(const void *pointer)
 {
     uintptr_t address = (uintptr_t)pointer;
-    if (!heap_ready()) {
+    /* Not heap_ready(), which may initialise (normal world): a block to
+     * ignore came from a malloc that initialised already. */
+    if (__atomic_load_n((int *)&heap.phase, __ATOMIC_ACQUIRE) != HEAP_READY || !heap.recording) {
         errno = ENOSYS;
         return -1;
     }
