@@ -65,6 +65,9 @@ static void usage(FILE *out)
           "                         LeakSanitizer does: the blocks that no pointer in\n"
           "                         globals, stacks, registers or TLS reaches, directly\n"
           "                         or through other blocks, grouped by stack\n"
+          "      --suppressions=FILE  leaks to leave out: LeakSanitizer's leak:PATTERN\n"
+          "                         lines, matched against each frame's function, file\n"
+          "                         and module ('*' any run, '^' and '$' anchors)\n"
           "      --leak-exitcode=N  exit with N (0 to 255) when leaks were found\n"
           "      --error-exitcode=N exit with N after a heap error or when leaks were\n"
           "                         found; PROGRAM then goes on after a heap error\n"
@@ -114,7 +117,7 @@ static void set_trace(const struct launch *launch, const char *file)
 static int build_options(int argc, char **argv, struct launch *launch)
 {
     enum { FILL = 256, ALLOC_FILL, FILL_MAX, OVERWRITE, MTRACE, MTRACE_FRAMES, FREE_FRAMES,
-           LEAK_EXITCODE, ERROR_EXITCODE };
+           LEAK_EXITCODE, ERROR_EXITCODE, SUPPRESSIONS };
     const char *short_options = "+f:g:q:e:o:jl:LhV";
     static const struct option long_options[] = {
         { "frames", required_argument, NULL, 'f' },   { "guard", required_argument, NULL, 'g' },
@@ -129,6 +132,7 @@ static int build_options(int argc, char **argv, struct launch *launch)
         { "leak-check", no_argument, NULL, 'L' },
         { "leak-exitcode", required_argument, NULL, LEAK_EXITCODE },
         { "error-exitcode", required_argument, NULL, ERROR_EXITCODE },
+        { "suppressions", required_argument, NULL, SUPPRESSIONS },
         { "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
@@ -146,6 +150,7 @@ static int build_options(int argc, char **argv, struct launch *launch)
         case FILL_MAX: launch_append(launch, "fill_max", optarg); break;
         case 'e': launch_append(launch, "on_error", optarg); on_error_given = 1; break;
         case 'L': launch_append(launch, "leak_check", "1"); break;
+        case SUPPRESSIONS: launch_append_path(launch, "suppressions", optarg); break;
         case LEAK_EXITCODE: launch_append(launch, "leak_exitcode", optarg); break;
         case ERROR_EXITCODE:
             launch_append(launch, "error_exitcode", optarg);

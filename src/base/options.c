@@ -295,6 +295,20 @@ static int parse_minidump(struct options *o, const char *value, size_t length)
     return 0;
 }
 
+/* An absolute path, like report=; "" turns it off. */
+static int parse_suppressions(struct options *o, const char *value, size_t length)
+{
+    if (length == 0) {
+        o->suppressions[0] = '\0';
+        return 0;
+    }
+    if (length >= sizeof o->suppressions || value[0] != '/')
+        return -EINVAL;
+    memcpy(o->suppressions, value, length);
+    o->suppressions[length] = '\0';
+    return 0;
+}
+
 /* "RTMIN+N" / "RTMAX-N", as kill -l writes them. */
 static int parse_realtime(const char *name)
 {
@@ -420,10 +434,11 @@ static const struct {
     { "alloc_fill", parse_alloc_fill }, { "free_fill", parse_free_fill },
     { "fill_max", parse_fill_max },   { "on_error", parse_on_error },
     { "mtrace_frames", parse_mtrace_frames }, { "exit_check", parse_exit_check },
-    { "leak_check", parse_leak_check }, { "leak_exitcode", parse_leak_exitcode },
-    { "error_exitcode", parse_error_exitcode },
     { "threads", parse_threads },     { "threads_timeout_ms", parse_threads_timeout },
     { "dump_signal", parse_dump_signal }, { "minidump", parse_minidump },
+    /* the leak check (issue 24) */
+    { "leak_check", parse_leak_check }, { "leak_exitcode", parse_leak_exitcode },
+    { "error_exitcode", parse_error_exitcode }, { "suppressions", parse_suppressions },
 };
 
 #define KNOWN_COUNT (sizeof known_options / sizeof known_options[0])

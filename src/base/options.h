@@ -50,6 +50,7 @@ struct options {
     int leak_check;           /* leak_check=0|1: a leak check by reachability at exit; 0 */
     int leak_exitcode;        /* leak_exitcode=0..255: the exit status when leaks were
                                  found; -1 (default): the program's own */
+    char suppressions[OPTIONS_PATH_MAX]; /* suppressions=PATH: LSan's leak:PATTERN lines; "" */
     int error_exitcode;       /* error_exitcode=0..255: the exit status after a heap
                                  error reported (on_error=report) or leaks found;
                                  -1 (default): the program's own */

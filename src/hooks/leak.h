@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "leak_suppress.h"
 #include "stack_depot.h"
 
 /* LSan's tags. UNREACHED at the end is a direct leak. */
@@ -83,6 +84,8 @@ struct leak_facts {
     size_t group_count;
     uint64_t bytes, objects;         /* the summary */
     const struct leak_scan *scan;    /* the threads left as they were */
+    const struct leak_suppressions *suppressions; /* their counts: what they kept out */
+    const char *suppressions_path;   /* suppressions=, for an error about it */
 };
 
 /* The check at exit (leak_check=1), to stderr or report=, from the

@@ -11,6 +11,7 @@
  * lock-free _dl_find_object, not that lock.) */
 #define _GNU_SOURCE
 #include "leak.h"
+#include "leak_suppress.h"
 #include "block_set.h"
 #include "heap.h"
 #include "heap_report.h"
@@ -200,6 +201,25 @@ static size_t group_leaks(const struct leak_scan *scan, struct leak_group *group
     return merged;
 }
 
+/* Leave out the groups a suppression matches, counting them there. */
+static size_t suppress(struct leak_group *groups, size_t count, struct leak_facts *facts,
+                       struct leak_suppressions *list)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < count; i++) {
+        struct leak_suppression *match = leak_suppression_for(list, groups[i].stack);
+        if (match == NULL) {
+            groups[kept++] = groups[i];
+            continue;
+        }
+        match->objects += groups[i].objects;
+        match->bytes += groups[i].bytes;
+        facts->objects -= groups[i].objects;
+        facts->bytes -= groups[i].bytes;
+    }
+    return kept;
+}
+
 /* ---- the check ----------------------------------------------------------- */
 
 static atomic_int checking;
@@ -226,16 +246,24 @@ static long check(int fd, int json, uintptr_t self_stack_pointer)
         groups = map_array(work.scan.block_count + 1, sizeof *groups);
     if (result == 0 && groups == NULL)
         result = -ENOMEM;
+    struct leak_suppressions suppressions = { 0 };
+    if (result == 0)
+        result = leak_suppressions_load(&suppressions, heap.options.suppressions);
     if (result == 0) {
-        struct leak_facts facts = { .groups = groups, .scan = &work.scan };
+        struct leak_facts facts = { .groups = groups, .scan = &work.scan,
+                                    .suppressions = &suppressions,
+                                    .suppressions_path = heap.options.suppressions };
         facts.group_count = group_leaks(&work.scan, groups, &facts);
+        facts.group_count = suppress(groups, facts.group_count, &facts, &suppressions);
         if (json)
             leak_report_json(fd, &facts);
         else
             leak_report_text(fd, &facts);
         result = (long)facts.objects;
-        unmap_array(groups, work.scan.block_count + 1, sizeof *groups);
     }
+    leak_suppressions_free(&suppressions);
+    if (groups != NULL)
+        unmap_array(groups, work.scan.block_count + 1, sizeof *groups);
     workspace_unmap(&work);
     return result;
 }

@@ -59,6 +59,57 @@ static void text_unstopped(struct text_out *out, const struct leak_scan *scan)
     text_out_string(out, "\n");
 }
 
+/* VALUE right-aligned in WIDTH columns, as LSan's %7zu and %10zu. */
+static void padded(struct text_out *out, uint64_t value, size_t width)
+{
+    char digits[65];
+    size_t length = format_unsigned(digits, value, 10);
+    for (size_t i = length; i < width; i++)
+        text_out_char(out, ' ');
+    text_out_bytes(out, digits, length);
+}
+
+static int suppressions_used(const struct leak_suppressions *list)
+{
+    for (size_t i = 0; list != NULL && i < list->count; i++)
+        if (list->items[i].objects > 0)
+            return 1;
+    return 0;
+}
+
+/* LSan's table of the suppressions that kept leaks out. */
+static void text_suppressions(struct text_out *out, const struct leak_facts *facts)
+{
+    const struct leak_suppressions *list = facts->suppressions;
+    if (list != NULL && list->error != 0) {
+        text_out_string(out, "*** suppressions: cannot read ");
+        text_out_string(out, facts->suppressions_path);
+        text_out_string(out, " (errno ");
+        text_out_decimal(out, (uint64_t)list->error);
+        text_out_string(out, ")\n");
+    }
+    if (list != NULL && list->unknown > 0) {
+        text_out_string(out, "*** suppressions: ");
+        text_out_decimal(out, list->unknown);
+        text_out_string(out, " line(s) of a type other than leak: ignored\n");
+    }
+    if (!suppressions_used(list))
+        return;
+    text_out_string(out, "-----------------------------------------------------\n"
+                         "Suppressions used:\n  count      bytes template\n");
+    for (size_t i = 0; i < list->count; i++) {
+        if (list->items[i].objects == 0)
+            continue;
+        padded(out, list->items[i].objects, 7);
+        text_out_char(out, ' ');
+        padded(out, list->items[i].bytes, 10);
+        text_out_char(out, ' ');
+        text_out_string(out, list->items[i].pattern);
+        text_out_string(out, "\n");
+    }
+    text_out_string(out, "-----------------------------------------------------\n");
+}
+
 void leak_report_text(int fd, const struct leak_facts *facts)
 {
     char buffer[1024];
@@ -72,6 +123,11 @@ void leak_report_text(int fd, const struct leak_facts *facts)
     text_unstopped(&out, facts->scan);
     if (facts->scan->blocks_missed)
         text_out_string(&out, "*** blocks allocated during the check were not all seen\n");
+    if (facts->suppressions != NULL &&
+        (suppressions_used(facts->suppressions) || facts->suppressions->error != 0 ||
+         facts->suppressions->unknown > 0))
+        text_out_string(&out, "\n");
+    text_suppressions(&out, facts);
     if (facts->group_count > 0) {
         text_out_string(&out, "\nSUMMARY: execinfo_ex: ");
         text_out_decimal(&out, facts->bytes);
@@ -114,6 +170,32 @@ static void json_unstopped(struct text_out *out, const struct leak_scan *scan)
     text_out_decimal(out, (uint64_t)scan->unstopped_unscanned);
 }
 
+/* "suppressions_used":[{"template","objects","bytes"}...], and the
+ * file's error (0: none). */
+static void json_suppressions(struct text_out *out, const struct leak_facts *facts)
+{
+    const struct leak_suppressions *list = facts->suppressions;
+    json_key(out, "suppressions_used", 0);
+    text_out_char(out, '[');
+    int first = 1;
+    for (size_t i = 0; list != NULL && i < list->count; i++) {
+        if (list->items[i].objects == 0)
+            continue;
+        text_out_string(out, first ? "{" : ",{");
+        first = 0;
+        json_key(out, "template", 1);
+        json_string(out, list->items[i].pattern);
+        json_key(out, "objects", 0);
+        text_out_decimal(out, list->items[i].objects);
+        json_key(out, "bytes", 0);
+        text_out_decimal(out, list->items[i].bytes);
+        text_out_char(out, '}');
+    }
+    text_out_char(out, ']');
+    json_key(out, "suppressions_error", 0);
+    text_out_decimal(out, list != NULL ? (uint64_t)list->error : 0);
+}
+
 void leak_report_json(int fd, const struct leak_facts *facts)
 {
     char buffer[1024];
@@ -134,6 +216,7 @@ void leak_report_json(int fd, const struct leak_facts *facts)
     json_key(&out, "objects", 0);
     text_out_decimal(&out, facts->objects);
     json_unstopped(&out, facts->scan);
+    json_suppressions(&out, facts);
     json_key(&out, "blocks_missed", 0);
     text_out_string(&out, facts->scan->blocks_missed ? "true" : "false");
     text_out_string(&out, "}\n");

@@ -57,7 +57,8 @@ static void prepare(void *context)
     }
     /* LSan's default fast unwinder stops at the first frame without a
      * frame pointer (libstdc++'s): its sites would be cut short. */
-    setenv("LSAN_OPTIONS", "fast_unwind_on_malloc=0", 1);
+    const char *lsan = getenv("LSAN_OPTIONS_OVERRIDE");
+    setenv("LSAN_OPTIONS", lsan != NULL ? lsan : "fast_unwind_on_malloc=0", 1);
     int fd = open(run->report, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (fd < 0 || dup2(fd, 2) < 0)
         _exit(126);
@@ -327,4 +328,47 @@ Test(leak_check, error_exitcode_follows_a_leak_or_a_heap_error, .timeout = 60)
     run_tool("--error-exitcode=9", NULL, "heap_misuse", "double_free", &result);
     assert_exited_with(&result, 9);
     assert_in(result.output, "*** execinfo_ex: heap error: double-free");
+}
+
+/* ---- suppressions ---- */
+
+/* The "Suppressions used:" table's rows, from its header to its rule. */
+static void suppression_rows(const char *report, char *rows, size_t size)
+{
+    const char *table = strstr(report, "Suppressions used:\n");
+    cr_assert_not_null(table, "no table in:\n%s", report);
+    table = strchr(table + strlen("Suppressions used:\n"), '\n') + 1; /* past the header */
+    const char *end = strstr(table, "----------");
+    cr_assert_not_null(end, "%s", report);
+    snprintf(rows, size, "%.*s", (int)(end - table), table);
+}
+
+Test(leak_check, suppressions_in_lsans_format_give_lsans_table, .timeout = 120)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/leaks.supp", work);
+    FILE *file = fopen(path, "w");
+    cr_assert_not_null(file);
+    fputs("# what the test keeps out\nleak:lost_block\nleak:^cycle_node$\n", file);
+    fclose(file);
+    char ours_options[600], lsan_options[600];
+    snprintf(ours_options, sizeof ours_options, "suppressions=%s", path);
+    snprintf(lsan_options, sizeof lsan_options,
+             "fast_unwind_on_malloc=0:print_suppressions=1:suppressions=%s", path);
+    static struct child_result result;
+    run_under(OURS, "leak_program", SCENARIOS("blocks", "list", "cycle"), ours_options,
+              "ours.txt", &result);
+    assert_exited_with(&result, 0);
+    setenv("LSAN_OPTIONS_OVERRIDE", lsan_options, 1);
+    run_under(LSAN, "leak_program", SCENARIOS("blocks", "list", "cycle"), NULL, "lsan.txt",
+              &result);
+    unsetenv("LSAN_OPTIONS_OVERRIDE");
+    char ours_rows[1024], lsan_rows[1024];
+    suppression_rows(read_report("ours.txt"), ours_rows, sizeof ours_rows);
+    suppression_rows(read_report("lsan.txt"), lsan_rows, sizeof lsan_rows);
+    cr_assert_str_eq(ours_rows, lsan_rows, "ours:\n%s\nLSan:\n%s", ours_rows, lsan_rows);
+    const char *ours = read_report("ours.txt");
+    assert_not_in(ours, "lost_block+");
+    assert_not_in(ours, "cycle_node+");
+    assert_in(ours, "list_node+");
 }
