@@ -205,18 +205,29 @@ static size_t group_leaks(const struct leak_scan *scan, struct leak_group *group
 static size_t suppress(struct leak_group *groups, size_t count, struct leak_facts *facts,
                        struct leak_suppressions *list)
 {
+    stack_id *stacks = malloc((count + 1) * sizeof *stacks);
+    struct leak_suppression **matches = malloc((count + 1) * sizeof *matches);
+    if (stacks == NULL || matches == NULL) {
+        free(stacks);
+        free(matches);
+        return count; /* nothing suppressed: more said, not less */
+    }
+    for (size_t i = 0; i < count; i++)
+        stacks[i] = groups[i].stack;
+    leak_suppressions_match(list, stacks, count, matches);
     size_t kept = 0;
     for (size_t i = 0; i < count; i++) {
-        struct leak_suppression *match = leak_suppression_for(list, groups[i].stack);
-        if (match == NULL) {
+        if (matches[i] == NULL) {
             groups[kept++] = groups[i];
             continue;
         }
-        match->objects += groups[i].objects;
-        match->bytes += groups[i].bytes;
+        matches[i]->objects += groups[i].objects;
+        matches[i]->bytes += groups[i].bytes;
         facts->objects -= groups[i].objects;
         facts->bytes -= groups[i].bytes;
     }
+    free(stacks);
+    free(matches);
     return kept;
 }
 

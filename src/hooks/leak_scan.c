@@ -258,8 +258,11 @@ int leak_scan_stopped(const struct backtrace_stopped_thread *threads, int count,
     scan->readable_count = 0;
     maps_for_each(keep_readable, scan);
     take_snapshot(scan);
+    /* Ignored, and the blocks with no stack: allocated by this library
+     * or the core's symbolizer for their own use (heap_busy), never the
+     * program's leaks. */
     for (size_t i = 0; i < scan->block_count; i++) {
-        if (scan->blocks[i].ignored) {
+        if (scan->blocks[i].ignored || scan->blocks[i].stack == 0) {
             scan->blocks[i].tag = LEAK_IGNORED;
             frontier.entries[frontier.count++] = (uint32_t)i;
         }

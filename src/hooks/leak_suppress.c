@@ -163,18 +163,50 @@ static int frame_matches(const char *pattern, const struct backtrace_frame *fram
            leak_template_match(pattern, frame->module);
 }
 
-struct leak_suppression *leak_suppression_for(struct leak_suppressions *list, stack_id id)
+static struct leak_suppression *first_match(struct leak_suppressions *list,
+                                            const struct backtrace_frame *frame)
 {
-    void *addresses[STACK_DEPOT_MAX_FRAMES];
-    uint32_t thread;
-    int count = heap_stack_frames(id, &thread, addresses, STACK_DEPOT_MAX_FRAMES);
+    for (size_t s = 0; s < list->count; s++)
+        if (frame_matches(list->items[s].pattern, frame))
+            return &list->items[s];
+    return NULL;
+}
+
+int leak_suppressions_match(struct leak_suppressions *list, const stack_id *stacks,
+                            size_t count, struct leak_suppression **matches)
+{
+    for (size_t i = 0; i < count; i++)
+        matches[i] = NULL;
+    if (count == 0 || list->count == 0)
+        return 0;
+    /* Every stack's frames in one buffer; OWNER says whose each is. */
+    void **addresses = malloc(count * STACK_DEPOT_MAX_FRAMES * sizeof *addresses);
+    size_t *owner = malloc(count * STACK_DEPOT_MAX_FRAMES * sizeof *owner);
+    if (addresses == NULL || owner == NULL) {
+        free(addresses);
+        free(owner);
+        return -ENOMEM;
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t thread;
+        int frames = heap_stack_frames(stacks[i], &thread, addresses + total,
+                                       STACK_DEPOT_MAX_FRAMES);
+        for (int f = 0; f < frames; f++)
+            owner[total + (size_t)f] = i;
+        total += (size_t)(frames > 0 ? frames : 0);
+    }
     struct backtrace_frame *frames = NULL;
-    int resolved = count > 0 ? backtrace_resolve(addresses, count, 0, &frames) : 0;
-    struct leak_suppression *found = NULL;
-    for (size_t s = 0; s < list->count && found == NULL; s++)
-        for (int i = 0; i < resolved && found == NULL; i++)
-            if (frame_matches(list->items[s].pattern, &frames[i]))
-                found = &list->items[s];
+    int resolved = total > 0 ? backtrace_resolve(addresses, (int)total, 0, &frames) : 0;
+    /* Frames come in the buffer's order: each stack's first match is its
+     * innermost matching frame. */
+    for (int f = 0; f < resolved; f++) {
+        size_t stack = owner[frames[f].index];
+        if (matches[stack] == NULL)
+            matches[stack] = first_match(list, &frames[f]);
+    }
     free(frames);
-    return found;
+    free(addresses);
+    free(owner);
+    return resolved < 0 ? -ENOMEM : 0;
 }

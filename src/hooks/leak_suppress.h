@@ -30,9 +30,12 @@ struct leak_suppressions {
 int leak_suppressions_load(struct leak_suppressions *list, const char *path);
 void leak_suppressions_free(struct leak_suppressions *list);
 
-/* The first suppression that matches a frame of stack ID, or NULL.
- * World: normal (it resolves the frames: libdw, malloc). */
-struct leak_suppression *leak_suppression_for(struct leak_suppressions *list, stack_id id);
+/* For each of the COUNT stacks, MATCHES[i] gets the suppression that
+ * matches its first frame any suppression matches (LSan's order), or
+ * NULL. One resolution of every frame at once (libdw's setup is the
+ * cost). Returns 0 or -ENOMEM. World: normal (libdw, malloc). */
+int leak_suppressions_match(struct leak_suppressions *list, const stack_id *stacks,
+                            size_t count, struct leak_suppression **matches);
 
 /* LSan's TemplateMatch: a substring match where '*' matches any run, a
  * leading '^' anchors at the start and a trailing '$' at the end. An
