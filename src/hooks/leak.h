@@ -51,6 +51,7 @@ struct leak_scan {
     uintptr_t self_thread_pointer;
     /* memory */
     struct leak_block *blocks;     /* by address */
+    uintptr_t *addresses;          /* blocks[i].user alone: the search's dense copy */
     size_t block_count, block_capacity;
     uintptr_t heap_low, heap_high; /* no block outside */
     uint32_t *frontier;            /* block_capacity entries */

@@ -47,6 +47,16 @@ static void *map_array(size_t count, size_t size)
     return memory == MAP_FAILED ? NULL : memory;
 }
 
+/* An array that will be filled: its pages faulted in by one call, not
+ * one fault each (a fifth of a check of 1,000,000 blocks went to page
+ * faults on a virtual machine). */
+static void *map_filled_array(size_t count, size_t size)
+{
+    void *memory = mmap(NULL, count * size, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    return memory == MAP_FAILED ? map_array(count, size) : memory;
+}
+
 static void unmap_array(void *memory, size_t count, size_t size)
 {
     if (memory != NULL)
@@ -68,14 +78,16 @@ static int workspace_map(struct workspace *work)
     size_t segments = 0;
     dl_iterate_phdr(count_module, &segments);
     work->scan.block_capacity = blocks + blocks / 4 + 4096;
-    work->scan.blocks = map_array(work->scan.block_capacity, sizeof(struct leak_block));
-    work->scan.frontier = map_array(work->scan.block_capacity, sizeof(uint32_t));
+    work->scan.blocks = map_filled_array(work->scan.block_capacity, sizeof(struct leak_block));
+    work->scan.frontier = map_filled_array(work->scan.block_capacity, sizeof(uint32_t));
+    work->scan.addresses = map_filled_array(work->scan.block_capacity, sizeof(uintptr_t));
     work->scan.readable_capacity = READABLE_CAPACITY;
     work->scan.readable = map_array(READABLE_CAPACITY, sizeof(struct leak_range));
     /* dlopen may add modules before the loader lock is ours. */
     work->global_capacity = segments + 1024;
     work->globals = map_array(work->global_capacity, sizeof(struct leak_range));
-    return work->scan.blocks && work->scan.frontier && work->scan.readable && work->globals
+    return work->scan.blocks && work->scan.frontier && work->scan.addresses &&
+                   work->scan.readable && work->globals
                ? 0 : -ENOMEM;
 }
 
@@ -83,6 +95,7 @@ static void workspace_unmap(struct workspace *work)
 {
     unmap_array(work->scan.blocks, work->scan.block_capacity, sizeof(struct leak_block));
     unmap_array(work->scan.frontier, work->scan.block_capacity, sizeof(uint32_t));
+    unmap_array(work->scan.addresses, work->scan.block_capacity, sizeof(uintptr_t));
     unmap_array(work->scan.readable, READABLE_CAPACITY, sizeof(struct leak_range));
     unmap_array(work->globals, work->global_capacity, sizeof(struct leak_range));
 }
