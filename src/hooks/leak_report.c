@@ -27,7 +27,7 @@ static void text_group(struct text_out *out, int fd, const struct leak_group *gr
     text_out_end_line(out);
     int count = heap_stack_frames(group->stack, &thread, frames, REPORT_FRAMES);
     if (count <= 0) {
-        text_out_string(out, "    (no stack: the depot was full)\n");
+        text_out_string(out, "    (its stack could not be read from the depot)\n");
         return;
     }
     text_out_flush(out);

@@ -242,6 +242,16 @@ Test(leak_check, the_call_returns_the_leaked_blocks_it_reports, .timeout = 60)
     cr_assert_eq(count_of(report, "*** execinfo_ex: leak check:"), 1, "%s", report);
 }
 
+Test(leak_check, without_recording_the_call_fails_with_enosys, .timeout = 60)
+{
+    static struct child_result result;
+    run_under(OURS, "leak_program", SCENARIOS("blocks", "check_now"), "heap=0", "ours.txt",
+              &result);
+    assert_exited_with(&result, 0);
+    cr_assert_str_eq(result.output, "leaked=-1 (Function not implemented)\n");
+    assert_not_in(read_report("ours.txt"), "leak check");
+}
+
 Test(leak_check, leak_exitcode_sets_the_status_only_when_leaks_are_found, .timeout = 60)
 {
     static struct child_result result;
