@@ -248,6 +248,32 @@ static size_t suppress(struct leak_group *groups, size_t count, struct leak_fact
 
 static atomic_int checking;
 
+/* Group what the scan found, leave out what the suppressions match, and
+ * write the report. Returns the leaked blocks, or a negative errno. */
+static long report_leaks(const struct leak_scan *scan, int fd, int json)
+{
+    struct leak_group *groups = map_array(scan->block_count + 1, sizeof *groups);
+    if (groups == NULL)
+        return -ENOMEM;
+    struct leak_suppressions suppressions;
+    long result = leak_suppressions_load(&suppressions, heap.options.suppressions);
+    if (result == 0) {
+        struct leak_facts facts = { .groups = groups, .scan = scan,
+                                    .suppressions = &suppressions,
+                                    .suppressions_path = heap.options.suppressions };
+        facts.group_count = group_leaks(scan, groups, &facts);
+        facts.group_count = suppress(groups, facts.group_count, &facts, &suppressions);
+        if (json)
+            leak_report_json(fd, &facts);
+        else
+            leak_report_text(fd, &facts);
+        result = (long)facts.objects;
+    }
+    leak_suppressions_free(&suppressions);
+    unmap_array(groups, scan->block_count + 1, sizeof *groups);
+    return result;
+}
+
 /* Check, and write the report to FD. SELF_STACK_POINTER: where the
  * caller's frames begin (its registers saved below them). Returns the
  * leaked blocks, or a negative errno. */
@@ -265,29 +291,8 @@ static long check(int fd, int json, uintptr_t self_stack_pointer)
         heap_scan_end();
         result = work.error;
     }
-    struct leak_group *groups = NULL;
     if (result == 0)
-        groups = map_array(work.scan.block_count + 1, sizeof *groups);
-    if (result == 0 && groups == NULL)
-        result = -ENOMEM;
-    struct leak_suppressions suppressions = { 0 };
-    if (result == 0)
-        result = leak_suppressions_load(&suppressions, heap.options.suppressions);
-    if (result == 0) {
-        struct leak_facts facts = { .groups = groups, .scan = &work.scan,
-                                    .suppressions = &suppressions,
-                                    .suppressions_path = heap.options.suppressions };
-        facts.group_count = group_leaks(&work.scan, groups, &facts);
-        facts.group_count = suppress(groups, facts.group_count, &facts, &suppressions);
-        if (json)
-            leak_report_json(fd, &facts);
-        else
-            leak_report_text(fd, &facts);
-        result = (long)facts.objects;
-    }
-    leak_suppressions_free(&suppressions);
-    if (groups != NULL)
-        unmap_array(groups, work.scan.block_count + 1, sizeof *groups);
+        result = report_leaks(&work.scan, fd, json);
     workspace_unmap(&work);
     return result;
 }
