@@ -26,7 +26,7 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 ifneq ($(SANITIZE_PASS),asan)
 TEST_FIXTURES  += $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc \
 	$(BUILD)/tests/leak_program $(BUILD)/tests/leak_program_lsan $(BUILD)/tests/leak_module.so \
-	$(BUILD)/tests/leak_program_cxx $(BUILD)/tests/leak_program_cxx_lsan
+	$(BUILD)/tests/leak_program_cxx $(BUILD)/tests/leak_program_cxx_lsan $(BUILD)/tests/leak_churn
 endif
 CRITERION_RUN  := --jobs 2 --timeout 60
 
@@ -148,6 +148,10 @@ $(BUILD)/tests/leak_module.so: tests/fixtures/leak_module.c
 	$(CC) $(LEAK_FIXTURE_FLAGS) -fPIC -shared $< -o $@
 
 $(BUILD)/tests/leak_program: tests/fixtures/leak_program.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LEAK_FIXTURE_FLAGS) $< -o $@ -lpthread -ldl
+
+$(BUILD)/tests/leak_churn: tests/fixtures/leak_churn.c
 	@mkdir -p $(dir $@)
 	$(CC) $(LEAK_FIXTURE_FLAGS) $< -o $@ -lpthread -ldl
 

@@ -51,8 +51,10 @@ int backtrace_with_threads_stopped(int timeout_ms, backtrace_stopped_callback *c
         errno = EINVAL;
         return -1;
     }
-    /* Every thread, and one frame each: the callback reads memory, not traces. */
-    struct gather_settings settings = { THREADS_CAP_MAX, timeout_ms, 1 };
+    /* Every thread, and one frame each: the callback reads memory, not
+     * traces; patient: a thread that blocks the signal for a moment is
+     * waited for, up to the deadline. */
+    struct gather_settings settings = { THREADS_CAP_MAX, timeout_ms, 1, 1 };
     struct thread_set set;
     int result = 0;
     int error = thread_gather(&set, &settings);

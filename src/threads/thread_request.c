@@ -63,6 +63,7 @@ static int round_count;                      /* slots asked this round */
 static atomic_int round_pid;                 /* the asking process (a vfork child is another) */
 static uid_t round_uid;
 static atomic_int crash_note_count;          /* notes taken: 0 spares each answer a gettid */
+static atomic_int parked;                    /* threads between their answer and their return */
 static struct sigaction program_action;      /* what the program had, to pass on to */
 
 static struct {
@@ -202,9 +203,11 @@ static int answer(const siginfo_t *info, void *ucontext)
     atomic_store(&state[index], state_word(round, SLOT_ANSWERED));
     /* Only the answer the gatherer waits for wakes it: not a context
      * switch for each of a thousand threads. */
+    atomic_fetch_add(&parked, 1);
     if (atomic_fetch_add(&answer_count, 1) + 1 >= atomic_load(&wake_at))
         futex_wake(&answer_count);
     park(round);
+    atomic_fetch_sub(&parked, 1);
     return 1;
 }
 
@@ -448,6 +451,16 @@ static int requests_pending(void)
             return 1; /* sent, never answered: it may still be delivered */
     }
     return 0;
+}
+
+void thread_request_wait_departures(int64_t deadline_ns)
+{
+    /* A fork child: the parked threads were its parent's. */
+    if (atomic_load(&round_pid) != getpid())
+        atomic_store(&parked, 0);
+    struct timespec pause = { 0, 100 * 1000 };
+    while (atomic_load(&parked) > 0 && thread_request_now() < deadline_ns)
+        nanosleep(&pause, NULL);
 }
 
 void thread_request_release(void)
