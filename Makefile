@@ -25,9 +25,11 @@ DEP_LIBS   := $(shell pkg-config --libs $(PKGS)) $(DEMANGLE_LIBS) -lpthread
 LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP_CFLAGS)
 
 # What differs by architecture, one file each beside the generic code
-# (aarch64 next): the minidump's CPU context, a thread's interrupted one.
+# (aarch64 next): the minidump's CPU context, a thread's interrupted one,
+# the leak check's static TLS and red zone.
 MINIDUMP_CONTEXT_SOURCE := src/minidump/minidump_context_x86_64.c
 THREAD_ARCH_SOURCE := src/threads/thread_arch_x86_64.c
+LEAK_ARCH_SOURCE := src/hooks/leak_arch_x86_64.c
 # The signal-safe world: objects whose undefined symbols must all be on
 # tests/tools/signal_safe_allowlist.txt (checked by make test).
 SIGNAL_SAFE_SOURCES := \
@@ -70,6 +72,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/threads/thread_proc.c \
 	src/threads/thread_request.c \
 	src/threads/thread_gather.c \
+	src/threads/stop_world.c \
 	src/fatal/report_minidump.c \
 	src/minidump/minidump_writer.c \
 	src/minidump/minidump_file.c \
@@ -92,7 +95,11 @@ HOOKS_SIGNAL_SAFE_SOURCES := \
 	src/hooks/profile_dump_signal.c \
 	src/hooks/heap_capture.c \
 	src/hooks/heap_inspect.c \
-	src/hooks/heap_report.c
+	src/hooks/heap_report.c \
+	src/hooks/leak_scan.c \
+	src/hooks/leak_report.c \
+	src/hooks/leak_ignore.c \
+	$(LEAK_ARCH_SOURCE)
 NORMAL_SOURCES := \
 	src/base/environment.c \
 	src/fatal/install.c \
@@ -164,7 +171,8 @@ $(STATIC): $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 # ---- heap hook layer (src/hooks): libexecinfo_ex_hooks ---------------------
 # The shared library links the core one (for backtraces and the fatal
 # handler) and has its own copies of the small base modules it needs.
-HOOKS_SOURCES  := $(sort $(wildcard src/hooks/*.c))
+HOOKS_SOURCES  := $(sort $(filter-out src/hooks/leak_arch_%.c,$(wildcard src/hooks/*.c)) \
+	$(LEAK_ARCH_SOURCE))
 HOOKS_OBJECTS  := $(HOOKS_SOURCES:%.c=$(BUILD)/obj/%.o)
 HOOKS_BASE     := $(addprefix $(BUILD)/obj/src/base/,options.o environment.o fd_write.o text_out.o \
 	json_out.o report_file.o maps_reader.o path_pattern.o array_grow.o)

@@ -60,7 +60,8 @@ BENCH_PROGRAMS := $(BENCH_DIR)/bench \
 # The heap benchmark's programs (its section is at the end of this file).
 HEAP_BENCH_DIR      := $(BENCH_DIR)/heap
 HEAP_BENCH_PROGRAMS := $(HEAP_BENCH_DIR)/heap_bench $(HEAP_BENCH_DIR)/churn \
-	$(HEAP_BENCH_DIR)/churn_asan $(HEAP_BENCH_DIR)/pool $(HEAP_BENCH_DIR)/pool_asan $(HEAP_BENCH_DIR)/mtrace_start.so $(BUILD)/libexecinfo_ex_hooks.so
+	$(HEAP_BENCH_DIR)/churn_asan $(HEAP_BENCH_DIR)/pool $(HEAP_BENCH_DIR)/pool_asan $(HEAP_BENCH_DIR)/mtrace_start.so $(BUILD)/libexecinfo_ex_hooks.so \
+	$(HEAP_BENCH_DIR)/leak_cost $(HEAP_BENCH_DIR)/leak_cost_lsan
 
 # The dlopen benchmark's (its section is before the heap one's).
 DLOPEN_BENCH_PROGRAMS := $(BENCH_DIR)/dlopen_bench $(BENCH_DIR)/dlopen_many_helper \
@@ -85,6 +86,9 @@ bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $
 	$(DEMANGLE_BENCH_RUN)
 	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD) $(BENCH_LOAD_RUNS)
 	$(HEAP_BENCH_DIR)/heap_bench
+	@echo "== one leak check with 1,000,000 live blocks, ours and LSan's (issue 24)"
+	$(HEAP_BENCH_DIR)/leak_cost 1000000 5
+	$(HEAP_BENCH_DIR)/leak_cost_lsan 1000000 5
 	$(BENCH_DIR)/dlopen_bench
 	@echo "== the every-thread report against eu-stack and gdb (issue 23; short: make bench-threads has more runs)"
 	$(BENCH_DIR)/crash_latency $(BENCH_CRASH_LATENCY_ARGS)
@@ -381,6 +385,16 @@ $(BENCH_DIR)/crash_latency_helper: bench/threads/crash_latency_helper.c bench/th
 bench-threads: $(BENCH_DIR)/crash_latency $(BENCH_DIR)/crash_latency_helper $(BENCH_DIR)/load_cost
 	$(BENCH_DIR)/crash_latency $(BENCH_THREADS_ARGS)
 	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD) $(BENCH_THREADS_LOAD_RUNS) threads
+
+# The leak check's cost (bench/heap/leak_cost.c): the same program linked
+# with the hooks library and built with -fsanitize=leak.
+$(HEAP_BENCH_DIR)/leak_cost: bench/heap/leak_cost.c bench/timing.h $(BUILD)/libexecinfo_ex_hooks.so
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $< -o $@ -L$(BUILD) -lexecinfo_ex_hooks -ldl -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+$(HEAP_BENCH_DIR)/leak_cost_lsan: bench/heap/leak_cost.c bench/timing.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -fsanitize=leak $< -o $@ -ldl
 
 # ---- every benchmark, once, quickly (issue 25) -------------------------------
 # A smoke run for CI: each make bench* target builds and runs with

@@ -22,6 +22,7 @@
 #define EXECINFO_EX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -182,6 +183,43 @@ int backtrace_install_fatal_handler(const char *options);
 #define BACKTRACE_DUMP_JSON 1
 int backtrace_dump_threads(int fd, unsigned flags);
 
+/* One thread of the process as backtrace_with_threads_stopped found it. */
+struct backtrace_stopped_thread {
+    int tid;
+    /* 1: stopped in a handler of a reserved real-time signal, its
+     * registers in UCONTEXT; 0: it runs on, or is blocked where the
+     * kernel holds it, and WHY says which ("blocks every signal", "did
+     * not answer within N ms", ...). */
+    int stopped;
+    const char *why;
+    const void *ucontext;        /* a ucontext_t when stopped, else NULL */
+    /* Its stack pointer: from its registers, or where the kernel shows
+     * it blocked in a system call; 0 when unknown. */
+    uintptr_t stack_pointer;
+    /* Its thread pointer (x86-64: the fs base), said by the thread when
+     * it stopped: its static TLS lies just below; 0 when unknown. */
+    uintptr_t thread_pointer;
+};
+
+/* Called with every other thread of the process (a thread that exited
+ * meanwhile is not there) while they are stopped. It runs in the calling
+ * thread, in the world of a signal handler: a stopped thread may hold
+ * any lock, malloc's included, so it may only use async-signal-safe
+ * calls. */
+typedef int backtrace_stopped_callback(const struct backtrace_stopped_thread *threads,
+                                       int count, void *context);
+
+/* Stop every other thread (a stop-the-world with a handshake, as LSan's
+ * and Boehm GC's: the machinery of the every-thread report), call
+ * CALLBACK, let them go on, and return what CALLBACK returned. A thread
+ * that does not answer within TIMEOUT_MS (1 to 60000) is given up on,
+ * and CALLBACK sees it with stopped = 0: the call never hangs. Returns -1
+ * with errno EINVAL (a bad TIMEOUT_MS or a NULL CALLBACK), EBUSY (a
+ * report, a dump or another stop is under way) or ENOMEM. AS-Safe.
+ * MT-Safe. */
+int backtrace_with_threads_stopped(int timeout_ms, backtrace_stopped_callback *callback,
+                                   void *context);
+
 /* The report's format, as the crash callback sees it. */
 #define BACKTRACE_REPORT_TEXT 0
 #define BACKTRACE_REPORT_JSON 1
@@ -305,6 +343,30 @@ int backtrace_heap_check(int fd);
  * open, write and rename set. Not AS-Safe (it mallocs, reads debug info
  * and compresses). MT-Safe. Defined by libexecinfo_ex_hooks.so. */
 int backtrace_heap_profile(const char *path);
+
+/* Check the heap for leaks now, as LeakSanitizer does: with every other
+ * thread stopped, the live blocks that no root reaches (the writable
+ * segments of every module, every thread's stack from its stack pointer,
+ * its registers and its static TLS, and what the loader allocated),
+ * directly or through other blocks, are leaked: directly when no other
+ * leaked block points at them, indirectly when one does. The report,
+ * grouped by allocation stack (docs/HEAP_REPORT.md), goes to FD. FLAGS:
+ * 0 for text, BACKTRACE_HEAP_LEAK_JSON for JSON. Returns the number of
+ * leaked blocks (0: none), or -1 with errno EBADF (FD < 0), EINVAL
+ * (unknown flags), ENOSYS (heap=0), EBUSY (another check, a crash report
+ * or a dump is under way) or ENOMEM. A thread that cannot be stopped
+ * within threads_timeout_ms is scanned as it runs, and the report says
+ * so. Not AS-Safe (it takes the loader's lock). MT-Safe. Defined by
+ * libexecinfo_ex_hooks.so. */
+#define BACKTRACE_HEAP_LEAK_JSON 1
+int backtrace_heap_leak_check(int fd, unsigned flags);
+
+/* Never report the live block that POINTER points into (its start or
+ * inside it) as leaked, nor the blocks only it reaches, as LSan's
+ * __lsan_ignore_object. Freeing the block ends it. Returns 0, or -1 with
+ * errno EINVAL (not inside a live block of the hooks library) or ENOSYS
+ * (heap=0). AS-Safe. MT-Safe. Defined by libexecinfo_ex_hooks.so. */
+int backtrace_heap_ignore(const void *pointer);
 
 /* The heap hook layer's bookkeeping (live blocks with their sizes and
  * allocation stacks, counters, options; not the heap's contents, not the

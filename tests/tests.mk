@@ -22,8 +22,12 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names \
 	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
+# test_leak_check's programs leak on purpose, one build with -fsanitize=leak,
+# beside the hooks library: test-asan leaves test_leak_check out.
 ifneq ($(SANITIZE_PASS),asan)
-TEST_FIXTURES  += $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc
+TEST_FIXTURES  += $(BUILD)/tests/static_program $(BUILD)/tests/static_program_glibc \
+	$(BUILD)/tests/leak_program $(BUILD)/tests/leak_program_lsan $(BUILD)/tests/leak_module.so \
+	$(BUILD)/tests/leak_program_cxx $(BUILD)/tests/leak_program_cxx_lsan $(BUILD)/tests/leak_churn
 endif
 CRITERION_RUN  := --jobs 2 --timeout 60
 
@@ -146,6 +150,33 @@ $(BUILD)/tests/inline_program_cxx: tests/fixtures/inline_program_cxx.cpp all
 $(BUILD)/tests/crash_static: tests/fixtures/crash_static.c all
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -Iinclude $< -o $@ -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+# test_leak_check.c: the same sources under our leak check, under valgrind
+# (the same binary) and built with -fsanitize=leak (LSan, the reference).
+LEAK_FIXTURE_FLAGS := -O1 -g -Wall -Wextra
+$(BUILD)/tests/leak_module.so: tests/fixtures/leak_module.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LEAK_FIXTURE_FLAGS) -fPIC -shared $< -o $@
+
+$(BUILD)/tests/leak_program: tests/fixtures/leak_program.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LEAK_FIXTURE_FLAGS) $< -o $@ -lpthread -ldl
+
+$(BUILD)/tests/leak_churn: tests/fixtures/leak_churn.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LEAK_FIXTURE_FLAGS) $< -o $@ -lpthread -ldl
+
+$(BUILD)/tests/leak_program_lsan: tests/fixtures/leak_program.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LEAK_FIXTURE_FLAGS) -fsanitize=leak $< -o $@ -lpthread -ldl
+
+$(BUILD)/tests/leak_program_cxx: tests/fixtures/leak_program_cxx.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(LEAK_FIXTURE_FLAGS) $< -o $@
+
+$(BUILD)/tests/leak_program_cxx_lsan: tests/fixtures/leak_program_cxx.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(LEAK_FIXTURE_FLAGS) -fsanitize=leak $< -o $@
 
 $(BUILD)/tests/heap_misuse: tests/fixtures/heap_misuse.c all
 	@mkdir -p $(dir $@)

@@ -32,6 +32,9 @@
 
 /* --leaks: the trace starts at load; its stacks, unless --mtrace-frames. */
 static int trace_at_load, trace_frames_given;
+/* --error-exitcode without --on-error: the program goes on after a heap
+ * error, to end with that status, as under valgrind. */
+static int error_exitcode_given, on_error_given;
 
 static void usage(FILE *out)
 {
@@ -63,6 +66,17 @@ static void usage(FILE *out)
           "      --overwrite        replace FILE if it exists (a regular file of yours\n"
           "                         with one link)\n"
           "  -j, --json             reports as JSON\n"
+          "  -L, --leak-check       check for leaks at exit by reachability, as\n"
+          "                         LeakSanitizer does: the blocks that no pointer in\n"
+          "                         globals, stacks, registers or TLS reaches, directly\n"
+          "                         or through other blocks, grouped by stack\n"
+          "      --suppressions=FILE  leaks to leave out: LeakSanitizer's leak:PATTERN\n"
+          "                         lines, matched against each frame's function, file\n"
+          "                         and module ('*' any run, '^' and '$' anchors)\n"
+          "      --leak-exitcode=N  exit with N (0 to 255) when leaks were found\n"
+          "      --error-exitcode=N exit with N after a heap error or when leaks were\n"
+          "                         found; PROGRAM then goes on after a heap error\n"
+          "                         (--on-error=report) unless --on-error says otherwise\n"
           "  -l, --leaks=FILE       trace every allocation and free of PROGRAM, from its\n"
           "                         start to its exit, to FILE (glibc's mtrace format,\n"
           "                         16 frames of stack per event) for execinfo_ex_leaks\n"
@@ -90,8 +104,9 @@ static void usage(FILE *out)
           "All are checked before PROGRAM runs: a bad one, or heap=0, is a usage error.\n"
           "EXECINFO_EX_HOOKS_LIBRARY names the library to preload (default\n"
           EXECINFO_EX_HOOKS_LIBRARY_PATH ").\n"
-          "Exit status: PROGRAM's (134 for its SIGABRT after a heap error); 127 if it\n"
-          "cannot be run; 2 for a usage error.\n",
+          "Exit status: PROGRAM's (134 for its SIGABRT after a heap error), or the one\n"
+          "--leak-exitcode or --error-exitcode set; 127 if it cannot be run; 2 for a\n"
+          "usage error.\n",
           out);
 }
 
@@ -117,8 +132,8 @@ static void set_trace(const struct launch *launch, const char *file)
 }
 
 enum { FILL = 256, ALLOC_FILL, FILL_MAX, OVERWRITE, MTRACE, MTRACE_FRAMES, FREE_FRAMES,
-       PROFILE_FORMAT, PROFILE_SAMPLE };
-static const char short_options[] = "+f:g:q:e:o:jl:p:O:hV";
+       PROFILE_FORMAT, PROFILE_SAMPLE, LEAK_EXITCODE, ERROR_EXITCODE, SUPPRESSIONS };
+static const char short_options[] = "+f:g:q:e:o:jl:p:O:LhV";
 
 /* The profiler's defaults, before the user's options and flags. */
 #define PROFILER_DEFAULTS "guard=0:quarantine=0:free_fill=off:exit_check=0"
@@ -152,6 +167,10 @@ static int build_options(int argc, char **argv, struct launch *launch)
         { "profile", required_argument, NULL, 'p' },
         { "profile-format", required_argument, NULL, PROFILE_FORMAT },
         { "profile-sample", required_argument, NULL, PROFILE_SAMPLE },
+        { "leak-check", no_argument, NULL, 'L' },
+        { "leak-exitcode", required_argument, NULL, LEAK_EXITCODE },
+        { "error-exitcode", required_argument, NULL, ERROR_EXITCODE },
+        { "suppressions", required_argument, NULL, SUPPRESSIONS },
         { "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
@@ -168,7 +187,14 @@ static int build_options(int argc, char **argv, struct launch *launch)
         case FILL: launch_append(launch, "free_fill", optarg); break;
         case ALLOC_FILL: launch_append(launch, "alloc_fill", optarg); break;
         case FILL_MAX: launch_append(launch, "fill_max", optarg); break;
-        case 'e': launch_append(launch, "on_error", optarg); break;
+        case 'e': launch_append(launch, "on_error", optarg); on_error_given = 1; break;
+        case 'L': launch_append(launch, "leak_check", "1"); break;
+        case SUPPRESSIONS: launch_append_path(launch, "suppressions", optarg); break;
+        case LEAK_EXITCODE: launch_append(launch, "leak_exitcode", optarg); break;
+        case ERROR_EXITCODE:
+            launch_append(launch, "error_exitcode", optarg);
+            error_exitcode_given = 1;
+            break;
         case 'o': launch_append_report(launch, optarg); break;
         case OVERWRITE: launch_append(launch, "overwrite", "1"); break;
         case 'j': launch_append(launch, "format", "json"); break;
@@ -189,6 +215,8 @@ static int build_options(int argc, char **argv, struct launch *launch)
     }
     if (trace_at_load && !trace_frames_given)
         launch_append(launch, "mtrace_frames", "16");
+    if (error_exitcode_given && !on_error_given)
+        launch_append(launch, "on_error", "report");
     return optind;
 }
 

@@ -44,6 +44,9 @@ void options_defaults(struct options *options)
     options->exit_check = 1;
     options->profile_format = PROFILE_FORMAT_PPROF;
     options->profile_sample = 3; /* inuse_space */
+    options->leak_check = 0;
+    options->leak_exitcode = -1;
+    options->error_exitcode = -1;
 }
 
 int options_parse_size(const char *text, size_t length, size_t *out)
@@ -160,6 +163,7 @@ static int parse_frames(struct options *o, const char *value, size_t length)
 
 static int parse_heap(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->heap); }
 static int parse_exit_check(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->exit_check); }
+static int parse_leak_check(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->leak_check); }
 
 /* A size within [minimum, maximum]. */
 static int parse_bounded(const char *value, size_t length, size_t minimum, size_t maximum,
@@ -198,6 +202,19 @@ static int parse_mtrace_frames(struct options *o, const char *value, size_t leng
     o->mtrace_frames = (int)frames;
     return 0;
 }
+
+/* An exit status: 0 to 255, in decimal. */
+static int parse_status(const char *value, size_t length, int *out)
+{
+    size_t status;
+    if (parse_bounded(value, length, 0, 255, &status) < 0 || value[length - 1] > '9')
+        return -EINVAL;
+    *out = (int)status;
+    return 0;
+}
+
+static int parse_leak_exitcode(struct options *o, const char *v, size_t n) { return parse_status(v, n, &o->leak_exitcode); }
+static int parse_error_exitcode(struct options *o, const char *v, size_t n) { return parse_status(v, n, &o->error_exitcode); }
 
 static int parse_guard(struct options *o, const char *v, size_t n)
 {
@@ -310,6 +327,19 @@ static int parse_profile_sample(struct options *o, const char *value, size_t len
     static const char *const words[] = { "alloc_objects", "alloc_space", "inuse_objects",
                                          "inuse_space",   "peak_objects", "peak_space", NULL };
     return parse_word(value, length, words, &o->profile_sample);
+}
+
+static int parse_suppressions(struct options *o, const char *value, size_t length)
+{
+    if (length == 0) {
+        o->suppressions[0] = '\0';
+        return 0;
+    }
+    if (length >= sizeof o->suppressions || value[0] != '/')
+        return -EINVAL;
+    memcpy(o->suppressions, value, length);
+    o->suppressions[length] = '\0';
+    return 0;
 }
 
 /* "RTMIN+N" / "RTMAX-N", as kill -l writes them. */
@@ -441,6 +471,9 @@ static const struct {
     { "dump_signal", parse_dump_signal }, { "minidump", parse_minidump },
     { "profile", parse_profile },     { "profile_format", parse_profile_format },
     { "profile_sample", parse_profile_sample },
+    /* the leak check (issue 24) */
+    { "leak_check", parse_leak_check }, { "leak_exitcode", parse_leak_exitcode },
+    { "error_exitcode", parse_error_exitcode }, { "suppressions", parse_suppressions },
 };
 
 #define KNOWN_COUNT (sizeof known_options / sizeof known_options[0])

@@ -57,6 +57,13 @@ struct options {
     int profile_sample;       /* profile_sample=alloc_objects|alloc_space|inuse_objects|
                                  inuse_space|peak_objects|peak_space: the folded value, in
                                  that order (src/hooks/profile_facts.h); default inuse_space */
+    int leak_check;           /* leak_check=0|1: a leak check by reachability at exit; 0 */
+    int leak_exitcode;        /* leak_exitcode=0..255: the exit status when leaks were
+                                 found; -1 (default): the program's own */
+    char suppressions[OPTIONS_PATH_MAX]; /* suppressions=PATH: LSan's leak:PATTERN lines; "" */
+    int error_exitcode;       /* error_exitcode=0..255: the exit status after a heap
+                                 error reported (on_error=report) or leaks found;
+                                 -1 (default): the program's own */
 };
 
 /* The signals the handler takes by default: SEGV BUS ILL FPE ABRT TRAP SYS. */

@@ -54,7 +54,9 @@ static void write_out(struct text_out *out, size_t count)
     }
     memmove(out->buffer, out->buffer + count, out->length - count);
     out->length -= count;
-    out->line_start -= count;
+    /* A line longer than the buffer is written in pieces: what is left
+     * of it then starts the buffer. */
+    out->line_start = out->line_start > count ? out->line_start - count : 0;
 }
 
 /* Make room: write the finished lines, or everything if one line alone

@@ -80,7 +80,7 @@ int block_claim_free(const struct block_layout *layout, uintptr_t user)
 {
     struct block_header *header = block_header_of(layout, user);
     uint64_t live = __atomic_load_n(&header->size_and_state, __ATOMIC_ACQUIRE);
-    if ((live & 0xff) != BLOCK_LIVE)
+    if ((live & BLOCK_STATE_MASK) != BLOCK_LIVE)
         return 0;
     uint64_t freeing = (live & ~(uint64_t)0xff) | BLOCK_FREEING;
     return __atomic_compare_exchange_n(&header->size_and_state, &live, freeing, 0,
@@ -105,7 +105,7 @@ int block_read(const struct block_layout *layout, uintptr_t user, struct block_f
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (header.check != check_word(layout, user, &header))
         return 0;
-    unsigned state = (unsigned)(header.size_and_state & 0xff);
+    unsigned state = (unsigned)(header.size_and_state & BLOCK_STATE_MASK);
     unsigned alignment_log2 = (unsigned)(header.size_and_state >> 8 & 0xff);
     if (state < BLOCK_LIVE || state > BLOCK_FREEING || alignment_log2 < 4 || alignment_log2 > 40)
         return 0;
@@ -113,6 +113,19 @@ int block_read(const struct block_layout *layout, uintptr_t user, struct block_f
     facts->alignment = (size_t)1 << alignment_log2;
     facts->state = (enum block_state)state;
     facts->alloc_stack = header.alloc_stack;
+    facts->ignored = (header.size_and_state & BLOCK_IGNORED) != 0;
+    return 1;
+}
+
+int block_set_ignored(const struct block_layout *layout, uintptr_t user)
+{
+    struct block_header *header = block_header_of(layout, user);
+    uint64_t word = __atomic_load_n(&header->size_and_state, __ATOMIC_ACQUIRE);
+    do {
+        if ((word & BLOCK_STATE_MASK) != BLOCK_LIVE)
+            return 0;
+    } while (!__atomic_compare_exchange_n(&header->size_and_state, &word, word | BLOCK_IGNORED, 0,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
     return 1;
 }
 

@@ -20,6 +20,11 @@
 /* FREEING: claimed by one free, whose fill is not written yet; FREED once
  * it is (a walk must not check the fill of a block before that). */
 enum block_state { BLOCK_LIVE = 1, BLOCK_FREED = 2, BLOCK_FREEING = 3 };
+/* The state byte's top bit: a live block the leak check must not report
+ * (backtrace_heap_ignore). Outside the check word, as the state is, so
+ * that it is set with one atomic step; a free clears it. */
+#define BLOCK_STATE_MASK 0x7f
+#define BLOCK_IGNORED 0x80
 
 struct block_header {
     uint64_t size_and_state;   /* size << 16 | alignment log2 << 8 | state */
@@ -79,8 +84,13 @@ struct block_facts {
     size_t alignment;
     enum block_state state;
     stack_id alloc_stack;
+    int ignored;               /* BLOCK_IGNORED is set */
 };
 int block_read(const struct block_layout *layout, uintptr_t user, struct block_facts *facts);
+
+/* Mark a LIVE block ignored by the leak check: 1, or 0 if it is not
+ * live. Signal-safe. */
+int block_set_ignored(const struct block_layout *layout, uintptr_t user);
 
 /* The real (glibc) pointer of a block. */
 uintptr_t block_real(const struct block_layout *layout, uintptr_t user, size_t alignment);

@@ -39,7 +39,7 @@ const char *heap_error_name(enum heap_error kind)
     return kind_names[kind];
 }
 
-static int open_destination(void)
+int heap_report_open(void)
 {
     const struct options *options = &heap.options;
     if (options->report[0] == '\0')
@@ -220,7 +220,7 @@ void heap_error_json(int fd, const struct heap_error_facts *facts)
 
 void heap_report_write(const struct heap_error_facts *facts)
 {
-    int fd = open_destination();
+    int fd = heap_report_open();
     if (heap.options.format == REPORT_JSON) {
         heap_error_json(fd, facts);
         fd_write_all(fd, "\n", 1);

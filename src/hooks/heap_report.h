@@ -57,6 +57,11 @@ const char *heap_error_name(enum heap_error kind);
 void heap_error_text(int fd, const struct heap_error_facts *facts);
 void heap_error_json(int fd, const struct heap_error_facts *facts);
 
+/* Where a report that stands alone goes: stderr, or report= opened for
+ * appending (if that file is ours; else stderr). Close it unless it is
+ * STDERR_FILENO. Signal-safe. */
+int heap_report_open(void);
+
 /* Write FACTS on their own, in the format of the options, to stderr or
  * appended to report= (if that file is ours). Signal-safe. */
 void heap_report_write(const struct heap_error_facts *facts);
@@ -64,6 +69,9 @@ void heap_report_write(const struct heap_error_facts *facts);
 /* Keep FACTS for the crash report of the abort that follows; the first
  * error wins until a crash report has carried it. Signal-safe. */
 void heap_report_hold(const struct heap_error_facts *facts);
+
+/* How many heap errors were reported so far (error_exitcode=). */
+extern _Atomic unsigned long heap_errors_reported;
 
 /* Capture the stack that found the error, then write or hold the report
  * and, with on_error=abort, abort. World: normal (it runs inside free,

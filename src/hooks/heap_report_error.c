@@ -22,8 +22,11 @@ static int crash_report_will_follow(void)
            (action.sa_flags & SA_SIGINFO) && action.sa_sigaction == heap.fatal_handler;
 }
 
+_Atomic unsigned long heap_errors_reported;
+
 void heap_report_error(const struct heap_error_facts *found)
 {
+    heap_errors_reported++;
     heap_busy++;
     mtrace_flush_now(); /* the trace up to the error, whatever follows */
     struct heap_error_facts facts = *found;

@@ -21,4 +21,8 @@ uintptr_t thread_arch_stack_pointer(const ucontext_t *context);
 int thread_arch_in_syscall(const ucontext_t *context,
                            int (*readable)(uintptr_t address, size_t length));
 
+/* The calling thread's thread pointer, which its static TLS is laid out
+ * around (x86-64: the fs base, which glibc also keeps at %fs:0). */
+uintptr_t thread_arch_thread_pointer(void);
+
 #endif

@@ -39,3 +39,10 @@ int thread_arch_in_syscall(const ucontext_t *context,
     return result == -EINTR && (pc & PAGE_LOW_BITS) >= SYSCALL_LENGTH &&
            is_syscall_at(pc - SYSCALL_LENGTH, readable);
 }
+
+uintptr_t thread_arch_thread_pointer(void)
+{
+    uintptr_t pointer;
+    __asm__("mov %%fs:0, %0" : "=r"(pointer)); /* tcbhead_t.tcb: the TCB's own address */
+    return pointer;
+}

@@ -36,6 +36,9 @@ struct thread_facts {
     int have_context;
     int have_float_state;
     ucontext_t context;
+    /* Its thread pointer (thread_arch_thread_pointer), said by the thread
+     * itself when it answered: where its static TLS is. 0: unknown. */
+    uintptr_t thread_pointer;
     /* /proc/self/task/TID/syscall, for a thread that did not answer: the
      * syscall it is blocked in (-1: none, in user space) with its stack
      * pointer and pc, where the kernel shows them. */

@@ -59,6 +59,7 @@ static void describe(struct thread_facts *facts, pid_t tid, pid_t main_tid)
 {
     memset(facts, 0, offsetof(struct thread_facts, context));
     facts->tid = tid;
+    facts->thread_pointer = 0;
     facts->state = '?';
     facts->outcome = THREAD_NO_ANSWER;
     if (tid == main_tid)
@@ -184,13 +185,19 @@ int thread_gather(struct thread_set *set, const struct gather_settings *settings
     for (int i = 0; i < count; i++)
         describe(&set->threads[i], tids[i], main_tid);
     thread_request_read_mappings();
+    /* The threads of the last gathering still on their way out of its
+     * handler, where the request signal is blocked: not hopeless. */
+    thread_request_wait_departures(deadline);
     thread_request_open_round();
     expected = ask_all(set, asked);
     int64_t early = thread_request_now() + BLOCKED_CHECK_NS;
     int answered = thread_request_wait(expected, early < deadline ? early : deadline);
     if (answered < expected) {
-        drop_hopeless(set, asked);
+        if (!settings->patient)
+            drop_hopeless(set, asked);
         wait_for_the_rest(set, asked, deadline);
+        if (settings->patient)
+            drop_hopeless(set, asked); /* why they never answered */
     }
     thread_request_close_round();
     answered = 0;

@@ -10,6 +10,12 @@ struct gather_settings {
     int cap;          /* threads=: how many threads, the reporting one included */
     int timeout_ms;   /* threads_timeout_ms=: the one deadline of the gathering */
     int frames;       /* frames=: per thread */
+    /* Wait the whole deadline for a thread that blocks the request signal
+     * (it may unblock it soon: a thread starting, or one still leaving
+     * the handler of the last gathering) rather than give up on it after
+     * a few milliseconds, as a crash report does: a stop-the-world that
+     * must see every thread's memory (the leak check) sets it. */
+    int patient;
 };
 
 /* Stop and read every other thread (at most cap - 1 of them, the

@@ -63,6 +63,7 @@ static int round_count;                      /* slots asked this round */
 static atomic_int round_pid;                 /* the asking process (a vfork child is another) */
 static uid_t round_uid;
 static atomic_int crash_note_count;          /* notes taken: 0 spares each answer a gettid */
+static atomic_int parked;                    /* threads between their answer and their return */
 static struct sigaction program_action;      /* what the program had, to pass on to */
 
 static struct {
@@ -162,6 +163,7 @@ static void write_answer(struct thread_facts *facts, const ucontext_t *ucontext)
         stack_walk_adopt_stack(stack);
     facts->have_float_state = crash_copy_context(&facts->context, ucontext);
     facts->have_context = 1;
+    facts->thread_pointer = thread_arch_thread_pointer();
     facts->frame_count = capture_ucontext_kinds(facts->frames, facts->frame_exact,
                                                 atomic_load(&slot_frames), ucontext);
     facts->outcome = THREAD_READ;
@@ -206,9 +208,11 @@ static int answer(const siginfo_t *info, void *ucontext)
     atomic_store(&state[index], state_word(round, SLOT_ANSWERED));
     /* Only the answer the gatherer waits for wakes it: not a context
      * switch for each of a thousand threads. */
+    atomic_fetch_add(&parked, 1);
     if (atomic_fetch_add(&answer_count, 1) + 1 >= atomic_load(&wake_at))
         futex_wake(&answer_count);
     park(round);
+    atomic_fetch_sub(&parked, 1);
     return 1;
 }
 
@@ -452,6 +456,16 @@ static int requests_pending(void)
             return 1; /* sent, never answered: it may still be delivered */
     }
     return 0;
+}
+
+void thread_request_wait_departures(int64_t deadline_ns)
+{
+    /* A fork child: the parked threads were its parent's. */
+    if (atomic_load(&round_pid) != getpid())
+        atomic_store(&parked, 0);
+    struct timespec pause = { 0, 100 * 1000 };
+    while (atomic_load(&parked) > 0 && thread_request_now() < deadline_ns)
+        nanosleep(&pause, NULL);
 }
 
 void thread_request_release(void)

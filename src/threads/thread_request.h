@@ -55,6 +55,11 @@ int thread_request_answered(int index);
  * waited for, boundedly. Signal-safe. */
 void thread_request_close_round(void);
 
+/* Wait until every thread released by an earlier round has left its
+ * park (it still blocks the request signal until its handler returns),
+ * or until the CLOCK_MONOTONIC time DEADLINE_NS. Signal-safe. */
+void thread_request_wait_departures(int64_t deadline_ns);
+
 /* Let the threads that answered go on, and give the program its own
  * action for the signal back if no request of the round is still
  * pending (a pending one meets our handler, which refuses it). Signal-safe. */

@@ -38,13 +38,17 @@ ASAN_CC        := $(SANITIZE_CC) $(ASAN_FLAGS)
 #   test_profile: preloads libexecinfo_ex_hooks.so into profile_program
 #     (built with ASan in this pass), the same two heaps; the profiles'
 #     own code runs under ASan in hooks_profile.
+#   test_leak_check: the same for its programs (leak_program...), which
+#     leak on purpose under the hooks library, under LSan and under
+#     valgrind (its fixtures are not built in this pass).
 #   test_signal_safety: replaces the whole malloc family with traps that
 #     call glibc's __libc_* functions, beside ASan's allocator.
 #   test_small_stack: measures that every signal-safe call fits in an 8 KiB
 #     alternate stack; ASan's redzones make each frame several times
 #     larger, so the instrumented build overflows it (by design of the
 #     measurement, not a fault of the code: it passes with 16 KiB).
-ASAN_SKIP      := test_hooks test_mtrace test_state test_profile test_signal_safety test_small_stack
+ASAN_SKIP      := test_hooks test_mtrace test_state test_profile test_signal_safety test_small_stack \
+	test_leak_check
 # Not run under ASan, single tests (Criterion filters, suite/test):
 #   fatal/integer_divide_by_zero: divides by zero on purpose for SIGFPE;
 #     UBSan stops it first (division by zero).
@@ -195,8 +199,9 @@ VALGRIND       := $(VALGRIND_TOOL) --trace-children=yes \
 #   test_fatal, test_fatal_recovery, test_signal_safety, test_small_stack:
 #     they crash on purpose (memcheck reports each fault as an invalid
 #     access), in children, into signal handlers on small stacks.
-#   test_hooks, test_mtrace, test_state: the hooks library replaces malloc,
-#     which memcheck must own.
+#   test_hooks, test_mtrace, test_state, test_leak_check: the hooks library
+#     replaces malloc, which memcheck must own (test_leak_check runs
+#     valgrind itself, on its fixtures, as a reference).
 #   fd_errors/backtrace_symbols_out_of_memory_is_null_enomem: its own
 #     malloc is replaced by memcheck's, so it cannot fail.
 #   backtrace_ucontext/first_frame_is_the_faulting_instruction: writes to

@@ -151,7 +151,8 @@ Test(options, the_unknown_option_message_lists_every_name)
     cr_assert_eq(options_parse(&options, "colour=blue", error, sizeof error), -EINVAL);
     cr_assert(strstr(error, "(known: lines, line_memory,"), "%s", error);
     cr_assert(strstr(error, ", exit_check, threads, threads_timeout_ms, dump_signal, minidump, "
-                            "profile, profile_format, profile_sample)"), "%s", error);
+                            "profile, profile_format, profile_sample, leak_check, leak_exitcode, "
+                            "error_exitcode, suppressions)"), "%s", error);
 }
 
 Test(options, heap_profile_options)
@@ -181,6 +182,27 @@ Test(options, heap_profile_options)
                           "profile_sample=" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_assert_eq(options_parse(&options, bad[i], error, sizeof error), -EINVAL, "%s", bad[i]);
+}
+
+Test(options, the_leak_checks_options)
+{
+    struct options options;
+    char error[256];
+    options_defaults(&options);
+    cr_assert_eq(options.leak_check, 0);
+    cr_assert_eq(options.leak_exitcode, -1, "the program's status by default");
+    cr_assert_eq(options.error_exitcode, -1);
+    cr_assert_str_eq(options.suppressions, "");
+    cr_assert_eq(options_parse(&options, "leak_check=1:leak_exitcode=23:error_exitcode=0:"
+                                         "suppressions=/etc/leaks.supp", error, sizeof error), 0);
+    cr_assert_eq(options.leak_check, 1);
+    cr_assert_eq(options.leak_exitcode, 23);
+    cr_assert_eq(options.error_exitcode, 0);
+    cr_assert_str_eq(options.suppressions, "/etc/leaks.supp");
+    cr_assert_eq(options_parse(&options, "leak_exitcode=256", error, sizeof error), -EINVAL);
+    cr_assert_eq(options_parse(&options, "leak_exitcode=1K", error, sizeof error), -EINVAL);
+    cr_assert_eq(options_parse(&options, "suppressions=leaks.supp", error, sizeof error), -EINVAL);
+    cr_assert_eq(options.leak_exitcode, 23, "a bad value leaves the option as it was");
 }
 
 Test(options, minidump_is_an_absolute_path_or_off)

@@ -60,6 +60,27 @@ Test(text_out, flushes_whole_lines)
     cr_assert_str_eq(text, "line 0\nline 1\nline 2\nline 3\nline 4\na line longer than the buffer\n");
 }
 
+/* One line of more than two buffers: the line start must not wrap below
+ * the buffer's start when the first piece is written (a JSON frame with
+ * a long C++ name did, and the next piece crashed in memmove). */
+Test(text_out, a_line_longer_than_the_buffer_then_another)
+{
+    int pipe_fds[2];
+    cr_assert_eq(pipe(pipe_fds), 0);
+    char buffer[16];
+    struct text_out out;
+    text_out_init_fd(&out, pipe_fds[1], buffer, sizeof buffer);
+    text_out_string(&out, "0123456789abcdefghij");
+    text_out_string(&out, "klmnopqrstuvwxyzKLMNOPQRSTUVWXYZ");
+    text_out_end_line(&out);
+    text_out_string(&out, "0123456789ABCDEFGHIJ");
+    cr_assert_eq(text_out_flush(&out), 0);
+    close(pipe_fds[1]);
+    char text[256];
+    read_all(pipe_fds[0], text, sizeof text);
+    cr_assert_str_eq(text, "0123456789abcdefghijklmnopqrstuvwxyzKLMNOPQRSTUVWXYZ0123456789ABCDEFGHIJ");
+}
+
 Test(fd_write, reports_errors_as_negative_codes)
 {
     errno = 3;
