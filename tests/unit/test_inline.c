@@ -331,7 +331,7 @@ Test(inline, inlines_off_writes_the_frame_alone, .timeout = 30)
 /* JSON: the same chain, as the first frame's "inlined" member. */
 Test(inline, json_frame_holds_the_inlined_calls, .timeout = 30)
 {
-    struct child_result text, json;
+    static struct child_result text, json;
     struct chain ours;
     run_fixture("inline_program", "crash", NULL, "index_cache=0", &text);
     run_fixture("inline_program", "crash", "format=json", "index_cache=0", &json);
@@ -365,7 +365,7 @@ Test(inline, json_frame_holds_the_inlined_calls, .timeout = 30)
  * capture by backtrace_print_fd, "--", the same by backtrace_resolve
  * ("INDEX INLINED FUNCTION FILE:LINE" a frame). */
 struct trace_parts {
-    static struct child_result result;
+    struct child_result result;
     unsigned long bias;
     const char *print_trace, *print_fd, *resolve;
 };
@@ -403,7 +403,7 @@ static void compute_chain(const char *part, unsigned long bias, const char *cont
 
 Test(inline, print_trace_and_print_fd_chains_equal_addr2line, .timeout = 30)
 {
-    struct trace_parts parts;
+    static struct trace_parts parts;
     run_trace(&parts);
     compute_chain(strchr(parts.print_trace, '\n') + 1, parts.bias, parts.result.output);
     compute_chain(parts.print_fd, parts.bias, parts.result.output);
@@ -412,7 +412,7 @@ Test(inline, print_trace_and_print_fd_chains_equal_addr2line, .timeout = 30)
 /* backtrace_resolve (libdwfl) gives the chain the index gives. */
 Test(inline, backtrace_resolve_agrees_with_the_index, .timeout = 30)
 {
-    struct trace_parts parts;
+    static struct trace_parts parts;
     struct chain ours;
     run_trace(&parts);
     const char *after = parse_text_chain(parts.print_fd, &ours);

@@ -487,7 +487,7 @@ static int frames_counted(const char *output)
 
 Test(naming, static_program_is_walked_as_glibc_walks_it)
 {
-    struct child_result ours, theirs;
+    static struct child_result ours, theirs;
     run_fixture("static_program", "trace", &ours);
     run_fixture("static_program_glibc", "trace", &theirs);
     assert_exited_with(&ours, 0);
