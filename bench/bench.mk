@@ -33,11 +33,13 @@ BENCH_STOP_ARGS := -r 1
 BENCH_LEAKS_EVENTS := 10000
 BENCH_INLINE_RUNS := 1
 BENCH_REAL_RUNS := 1
+BENCH_LEAK_COST_ARGS := 100000 1
 else
 BENCH_CRASH_LATENCY_ARGS := -r 5 -R 2
 BENCH_LEAKS_EVENTS := 1000000
 BENCH_INLINE_RUNS := 11
 BENCH_REAL_RUNS := 3
+BENCH_LEAK_COST_ARGS := 1000000 5
 endif
 BENCH_CFLAGS       := -std=gnu11 -O2 -g -Wall -Wextra -Iinclude
 BENCH_OURS_LIBS    := -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
@@ -87,8 +89,8 @@ bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $
 	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD) $(BENCH_LOAD_RUNS)
 	$(HEAP_BENCH_DIR)/heap_bench
 	@echo "== one leak check with 1,000,000 live blocks, ours and LSan's (issue 24)"
-	$(HEAP_BENCH_DIR)/leak_cost 1000000 5
-	$(HEAP_BENCH_DIR)/leak_cost_lsan 1000000 5
+	$(HEAP_BENCH_DIR)/leak_cost $(BENCH_LEAK_COST_ARGS)
+	$(HEAP_BENCH_DIR)/leak_cost_lsan $(BENCH_LEAK_COST_ARGS)
 	$(BENCH_DIR)/dlopen_bench
 	@echo "== the every-thread report against eu-stack and gdb (issue 23; short: make bench-threads has more runs)"
 	$(BENCH_DIR)/crash_latency $(BENCH_CRASH_LATENCY_ARGS)
