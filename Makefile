@@ -30,6 +30,8 @@ LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP
 MINIDUMP_CONTEXT_SOURCE := src/minidump/minidump_context_x86_64.c
 THREAD_ARCH_SOURCE := src/threads/thread_arch_x86_64.c
 LEAK_ARCH_SOURCE := src/hooks/leak_arch_x86_64.c
+# The faulting instruction: its walker, the page-fault code's direction.
+FAULT_ARCH_SOURCES := src/fatal/instruction_x86_64.c src/fatal/fault_access_x86_64.c
 # The signal-safe world: objects whose undefined symbols must all be on
 # tests/tools/signal_safe_allowlist.txt (checked by make test).
 SIGNAL_SAFE_SOURCES := \
@@ -57,6 +59,8 @@ SIGNAL_SAFE_SOURCES := \
 	src/fatal/signal_names.c \
 	src/fatal/collect.c \
 	src/fatal/fault_hint.c \
+	src/fatal/fault_access.c \
+	$(FAULT_ARCH_SOURCES) \
 	src/fatal/signal_frame.c \
 	src/fatal/report_text.c \
 	src/fatal/report_json.c \
