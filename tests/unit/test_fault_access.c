@@ -52,7 +52,7 @@ static void rep_movs_8(void *p)
     __asm__ volatile("rep movsq" : "+D"(p), "+S"(from), "+c"(count) : : "memory");
 }
 
-/* A read-modify-write on a read-only page: the fault is the write. */
+/* A read-modify-write: the page-fault code calls it a write. */
 static void add_4(void *p) { __asm__ volatile("addl $1, (%0)" : : "r"(p) : "memory"); }
 
 struct access_case {
@@ -77,6 +77,8 @@ static const struct access_case cases[] = {
     { "write_avx_32", write_avx_32, PROT_NONE, ", WRITE of size 32\n", 1 },
     { "rep_movs_8", rep_movs_8, PROT_NONE, ", WRITE of size 8\n", 0 },
     { "add_4", add_4, PROT_READ, ", WRITE of size 4\n", 0 },
+    /* Not readable either: the CPU still reports the instruction as a write. */
+    { "add_4_no_access", add_4, PROT_NONE, ", WRITE of size 4\n", 0 },
 };
 
 static void touch_the_page(void *context)
