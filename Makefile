@@ -242,9 +242,13 @@ $(BUILD)/obj/tools/leaks/%.o: tools/leaks/%.c $(wildcard tools/leaks/*.h src/*/*
 
 # With the hooks library's blob checker (src/hooks/state_blob.c) for saved
 # malloc_get_state() blobs.
-$(BUILD)/bin/execinfo_ex_leaks: $(LEAKS_OBJECTS) $(BUILD)/obj/src/hooks/state_blob.o $(STATIC)
+# With the hooks library's profile writers (pprof, folded; the same
+# formats as profile=).
+LEAKS_HOOKS_OBJECTS := $(addprefix $(BUILD)/obj/src/hooks/,state_blob.o profile_values.o \
+	profile_pprof.o profile_folded.o)
+$(BUILD)/bin/execinfo_ex_leaks: $(LEAKS_OBJECTS) $(LEAKS_HOOKS_OBJECTS) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $(LEAKS_OBJECTS) $(BUILD)/obj/src/hooks/state_blob.o $(STATIC) $(DEP_LIBS)
+	$(CC) $(CFLAGS) -o $@ $(LEAKS_OBJECTS) $(LEAKS_HOOKS_OBJECTS) $(STATIC) $(DEP_LIBS) $(HOOKS_LIBS)
 
 # ---- examples and demo ------------------------------------------------------
 EXAMPLE_CFLAGS := -std=gnu11 -O0 -g -Wall -Iinclude
