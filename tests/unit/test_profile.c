@@ -529,3 +529,29 @@ Test(profile, leaks_tool_profiles_a_trace, .init = setup_go)
         cr_expect_eq(total, grand[t], "%s: folded %ld, pprof %ld", sample_types[t], total, grand[t]);
     }
 }
+
+/* The build tree's execinfo_ex_heap finds its own siblings (the hooks
+ * library, mtrace_at_load.so) beside itself, not at the install path:
+ * --leaks traces the program with no EXECINFO_EX_HOOKS_LIBRARY set. */
+Test(profile, build_tree_heap_command_traces_leaks)
+{
+    const char *tests = getenv("EXECINFO_EX_TESTS"), *build = getenv("EXECINFO_EX_BUILD");
+    cr_assert(tests != NULL && build != NULL, "set by make test");
+    char *answers = shell("unset EXECINFO_EX_HOOKS_LIBRARY LD_PRELOAD; "
+                          "%s/bin/execinfo_ex_heap --leaks=run.trace %s/profile_program middle.out",
+                          build, tests);
+    parse_expected(answers);
+    free(answers);
+    char *summary = shell("%s/bin/execinfo_ex_leaks --summary run.trace; test $? = 1", build);
+    long bytes = 0, blocks = 0;
+    cr_assert_eq(sscanf(summary, "%ld bytes in %ld blocks", &bytes, &blocks), 2, "%s", summary);
+    /* At least what the program keeps on purpose at its exit. */
+    long kept = 0, kept_blocks = 0;
+    for (int s = 0; s < site_count; s++) {
+        kept += sites[s].figures[INUSE_SPACE];
+        kept_blocks += sites[s].figures[INUSE_OBJECTS];
+    }
+    cr_expect_geq(bytes, kept, "%s", summary);
+    cr_expect_geq(blocks, kept_blocks, "%s", summary);
+    free(summary);
+}
