@@ -221,6 +221,13 @@ LAUNCH_CC = $(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc -Itools \
 	-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' \
 	-DEXECINFO_EX_HOOKS_LIBRARY_PATH='"$(LIBDIR)/$(HOOKS_SONAME)"' \
 	-DEXECINFO_EX_MTRACE_AT_LOAD_PATH='"$(LIBDIR)/execinfo_ex/mtrace_at_load.so"'
+# The build tree's tools: paths relative to their own directory ($(BUILD)/bin,
+# tools/launch.c resolves them by /proc/self/exe), so that they run the
+# build's libraries before any install.
+LAUNCH_BUILD_CC = $(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc -Itools \
+	-DEXECINFO_EX_LIBRARY_PATH='"../$(SONAME)"' \
+	-DEXECINFO_EX_HOOKS_LIBRARY_PATH='"../$(HOOKS_SONAME)"' \
+	-DEXECINFO_EX_MTRACE_AT_LOAD_PATH='"../execinfo_ex/mtrace_at_load.so"'
 # execinfo_ex_heap --leaks preloads it after the hooks library, which it
 # needs (found by its rpath, one directory up): it starts mtrace() at load.
 MTRACE_AT_LOAD := $(BUILD)/execinfo_ex/mtrace_at_load.so
@@ -231,7 +238,7 @@ $(MTRACE_AT_LOAD): tools/mtrace_at_load.c $(BUILD)/libexecinfo_ex_hooks.so
 
 $(BUILD)/bin/execinfo_ex_%: tools/execinfo_ex_%.c tools/launch.h $(LAUNCH_SOURCES) Makefile
 	@mkdir -p $(dir $@)
-	$(LAUNCH_CC) $< $(LAUNCH_SOURCES) -o $@
+	$(LAUNCH_BUILD_CC) $< $(LAUNCH_SOURCES) -o $@
 
 # ---- the leak report tool ----------------------------------------------------
 # tools/leaks/: reads an mtrace file, symbolizes with the static library's
@@ -246,9 +253,13 @@ $(BUILD)/obj/tools/leaks/%.o: tools/leaks/%.c $(wildcard tools/leaks/*.h src/*/*
 
 # With the hooks library's blob checker (src/hooks/state_blob.c) for saved
 # malloc_get_state() blobs.
-$(BUILD)/bin/execinfo_ex_leaks: $(LEAKS_OBJECTS) $(BUILD)/obj/src/hooks/state_blob.o $(STATIC)
+# With the hooks library's profile writers (pprof, folded; the same
+# formats as profile=).
+LEAKS_HOOKS_OBJECTS := $(addprefix $(BUILD)/obj/src/hooks/,state_blob.o profile_values.o \
+	profile_pprof.o profile_folded.o)
+$(BUILD)/bin/execinfo_ex_leaks: $(LEAKS_OBJECTS) $(LEAKS_HOOKS_OBJECTS) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $(LEAKS_OBJECTS) $(BUILD)/obj/src/hooks/state_blob.o $(STATIC) $(DEP_LIBS)
+	$(CC) $(CFLAGS) -o $@ $(LEAKS_OBJECTS) $(LEAKS_HOOKS_OBJECTS) $(STATIC) $(DEP_LIBS) $(HOOKS_LIBS)
 
 # ---- examples and demo ------------------------------------------------------
 EXAMPLE_CFLAGS := -std=gnu11 -O0 -g -Wall -Iinclude

@@ -103,7 +103,8 @@ static void usage(FILE *out)
           "Options in EXECINFO_EX_OPTIONS (name=value:...) apply too; the flags win.\n"
           "All are checked before PROGRAM runs: a bad one, or heap=0, is a usage error.\n"
           "EXECINFO_EX_HOOKS_LIBRARY names the library to preload (default\n"
-          EXECINFO_EX_HOOKS_LIBRARY_PATH ").\n"
+          EXECINFO_EX_HOOKS_LIBRARY_PATH "; a relative default is relative to this\n"
+          "program's directory: the build tree's tools run the build's libraries).\n"
           "Exit status: PROGRAM's (134 for its SIGABRT after a heap error), or the one\n"
           "--leak-exitcode or --error-exitcode set; 127 if it cannot be run; 2 for a\n"
           "usage error.\n",
