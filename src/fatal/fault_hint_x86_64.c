@@ -3,8 +3,9 @@
  * VEX and EVEX encodings, ModRM, SIB and displacement; the string
  * instructions' rsi and rdi; moffs) computed with the interrupted
  * registers, and what a canonical address is. A fs:/gs: base, a
- * rip-relative operand, VSIB and an EVEX compressed displacement are not
- * decoded. World: signal-safe (process_vm_readv, arithmetic). */
+ * rip-relative operand, VSIB and an EVEX compressed displacement of an
+ * unknown size are not decoded.
+ * World: signal-safe (process_vm_readv, arithmetic). */
 #define _GNU_SOURCE
 #include "fault_hint.h"
 #include "instruction_x86_64.h"

@@ -192,9 +192,9 @@ static int memory_operand(const uint8_t *code, size_t length, size_t at, int x, 
         if (at >= length)
             return 1;
         out->displacement = (int8_t)code[at];
-        /* EVEX scales a disp8 by a size that depends on the opcode's tuple. */
+        /* EVEX scales a disp8 by N, its tuple's memory size: the caller's. */
         if (evex && out->displacement != 0)
-            return 1;
+            return 2;
     } else if (disp32) {
         if (at + 4 > length)
             return 1;
@@ -328,7 +328,8 @@ static int vex_operand(const uint8_t *code, size_t length, size_t at, uint8_t es
     int gather = map == 2 && ((opcode >= 0x90 && opcode <= 0x93) ||
                               (opcode >= 0xa0 && opcode <= 0xa3) || opcode == 0xc6 ||
                               opcode == 0xc7);
-    if (!memory_operand(code, length, at, x, b, escape == 0x62, out))
+    int memory = memory_operand(code, length, at, x, b, escape == 0x62, out);
+    if (!memory)
         return 0;
     /* Gathers, scatters and their prefetches index with a vector register. */
     if (gather) {
@@ -336,6 +337,12 @@ static int vex_operand(const uint8_t *code, size_t length, size_t at, uint8_t es
         return 1;
     }
     out->size = broadcast ? (w ? 8u : 4u) : vector_size(map, opcode, column, vlen, w);
+    /* disp8*N: N is the bytes one access moves for the full, half,
+     * quarter, scalar and broadcast tuples alike, the size just found. */
+    if (memory == 2 && out->size != 0) {
+        out->displacement *= out->size;
+        out->address_known = 1;
+    }
     return 1;
 }
 

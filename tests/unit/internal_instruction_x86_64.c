@@ -223,6 +223,14 @@ Test(instruction_x86_64, the_address_is_known_only_from_the_registers)
     static const uint8_t rip[] = { 0x48, 0x8b, 0x05, 0, 0, 0, 0 };
     cr_assert(x86_instruction_decode(rip, sizeof rip, &decoded));
     cr_expect(!decoded.address_known && decoded.size == 8);
+    /* vmovups zmm0,[rdi+0x40] and vaddps zmm0,zmm0,[rdi+0x8]{1to16}: the
+     * EVEX disp8 01 and 02 scaled by N, 64 and 4 (SDM 2.7.5). */
+    static const uint8_t evex_full[] = { 0x62, 0xf1, 0x7c, 0x48, 0x10, 0x47, 0x01 };
+    cr_assert(x86_instruction_decode(evex_full, sizeof evex_full, &decoded));
+    cr_expect(decoded.address_known && decoded.base == X86_RDI && decoded.displacement == 0x40);
+    static const uint8_t evex_broadcast[] = { 0x62, 0xf1, 0x7c, 0x58, 0x58, 0x47, 0x02 };
+    cr_assert(x86_instruction_decode(evex_broadcast, sizeof evex_broadcast, &decoded));
+    cr_expect(decoded.address_known && decoded.displacement == 0x8);
     static const uint8_t string[] = { 0xf3, 0x48, 0xa5 };
     cr_assert(x86_instruction_decode(string, sizeof string, &decoded));
     cr_expect(decoded.address_known && decoded.string_pair && decoded.base == X86_RSI);
