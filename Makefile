@@ -30,8 +30,10 @@ LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP
 MINIDUMP_CONTEXT_SOURCE := src/minidump/minidump_context_x86_64.c
 THREAD_ARCH_SOURCE := src/threads/thread_arch_x86_64.c
 LEAK_ARCH_SOURCE := src/hooks/leak_arch_x86_64.c
-# The faulting instruction: its walker, the page-fault code's direction.
-FAULT_ARCH_SOURCES := src/fatal/instruction_x86_64.c src/fatal/fault_access_x86_64.c
+# The faulting instruction: its walker, the page-fault code's direction,
+# the hints' operand and canonical addresses.
+FAULT_ARCH_SOURCES := src/fatal/instruction_x86_64.c src/fatal/fault_access_x86_64.c \
+	src/fatal/fault_hint_x86_64.c
 # The signal-safe world: objects whose undefined symbols must all be on
 # tests/tools/signal_safe_allowlist.txt (checked by make test).
 SIGNAL_SAFE_SOURCES := \

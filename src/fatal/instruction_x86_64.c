@@ -148,6 +148,9 @@ static int implicit_operand(const uint8_t *code, size_t length, size_t at, uint8
     out->size = 8;
     if (opcode == 0xe8 || opcode == 0xc2 || opcode == 0xc3 || opcode == 0xc9)
         return 1;
+    out->size = 1;
+    if (opcode == 0xd7)
+        return 1; /* xlat: the byte at [rbx+al] */
     out->memory = 0;
     out->size = 0;
     return 0;
@@ -189,9 +192,9 @@ static int memory_operand(const uint8_t *code, size_t length, size_t at, int x, 
         if (at >= length)
             return 1;
         out->displacement = (int8_t)code[at];
-        /* EVEX scales a disp8 by a size that depends on the opcode's tuple. */
+        /* EVEX scales a disp8 by N, its tuple's memory size: the caller's. */
         if (evex && out->displacement != 0)
-            return 1;
+            return 2;
     } else if (disp32) {
         if (at + 4 > length)
             return 1;
@@ -220,6 +223,10 @@ static unsigned vector_size(int map, uint8_t op, int pp, unsigned vlen, int w)
         case 0x21: case 0x24: case 0x31: case 0x34: return vlen / 4;
         case 0x22: case 0x32: return vlen / 8;
         case 0xf2: case 0xf3: case 0xf5: case 0xf6: case 0xf7: return w ? 8 : 4; /* BMI */
+        /* FMA's scalar forms (vfmadd213sd...): ss or sd by W. */
+        case 0x99: case 0x9b: case 0x9d: case 0x9f: case 0xa9: case 0xab: case 0xad: case 0xaf:
+        case 0xb9: case 0xbb: case 0xbd: case 0xbf:
+            return w ? 8 : 4;
         default: return vlen;
         }
     }
@@ -232,6 +239,9 @@ static unsigned vector_size(int map, uint8_t op, int pp, unsigned vlen, int w)
         case 0x16: case 0x22: return w ? 8 : 4;
         case 0x18: case 0x19: case 0x38: case 0x39: return 16;
         case 0x1a: case 0x1b: case 0x3a: case 0x3b: return 32;
+        /* AMD's FMA4 scalar forms: vfmaddss (4), vfmaddsd (8). */
+        case 0x6a: case 0x6e: case 0x7a: case 0x7e: return 4;
+        case 0x6b: case 0x6f: case 0x7b: case 0x7f: return 8;
         default: return vlen;
         }
     }
@@ -253,6 +263,8 @@ static unsigned vector_size(int map, uint8_t op, int pp, unsigned vlen, int w)
     case 0x6e: return w ? 8 : 4;
     case 0x7e: return pp == PP_F3 ? 8 : w ? 8 : 4;
     case 0xc4: return 2;
+    case 0xae: return 4; /* vldmxcsr, vstmxcsr (VEX; the legacy ones are general) */
+    case 0x60: case 0x61: case 0x62: return vlen == 8 ? 4 : vlen; /* MMX punpckl*: m32 */
     case 0xe6: return pp == PP_F3 ? vlen / 2 : vlen;
     default: return vlen;
     }
@@ -316,7 +328,8 @@ static int vex_operand(const uint8_t *code, size_t length, size_t at, uint8_t es
     int gather = map == 2 && ((opcode >= 0x90 && opcode <= 0x93) ||
                               (opcode >= 0xa0 && opcode <= 0xa3) || opcode == 0xc6 ||
                               opcode == 0xc7);
-    if (!memory_operand(code, length, at, x, b, escape == 0x62, out))
+    int memory = memory_operand(code, length, at, x, b, escape == 0x62, out);
+    if (!memory)
         return 0;
     /* Gathers, scatters and their prefetches index with a vector register. */
     if (gather) {
@@ -324,6 +337,12 @@ static int vex_operand(const uint8_t *code, size_t length, size_t at, uint8_t es
         return 1;
     }
     out->size = broadcast ? (w ? 8u : 4u) : vector_size(map, opcode, column, vlen, w);
+    /* disp8*N: N is the bytes one access moves for the full, half,
+     * quarter, scalar and broadcast tuples alike, the size just found. */
+    if (memory == 2 && out->size != 0) {
+        out->displacement *= out->size;
+        out->address_known = 1;
+    }
     return 1;
 }
 

@@ -101,6 +101,7 @@ static const struct row rows[] = {
     { "lods rax,QWORD PTR ds:[rsi]", 2, { 0x48, 0xad }, 8 },
     { "repz cmps BYTE PTR ds:[rsi],BYTE PTR es:[rdi]", 2, { 0xf3, 0xa6 }, 1 },
     { "scas al,BYTE PTR es:[rdi]", 1, { 0xae }, 1 },
+    { "xlat BYTE PTR ds:[rbx]", 1, { 0xd7 }, 1 },
     { "movabs al,ds:0x1122334455667788", 9, { 0xa0, M8 }, 1 },
     { "movabs rax,ds:0x1122334455667788", 10, { 0x48, 0xa1, M8 }, 8 },
     /* x87 */
@@ -134,6 +135,7 @@ static const struct row rows[] = {
     { "addps xmm0,XMMWORD PTR [rdi]", 3, { 0x0f, 0x58, 0x07 }, 16 },
     { "paddd xmm0,XMMWORD PTR [rdi]", 4, { 0x66, 0x0f, 0xfe, 0x07 }, 16 },
     { "paddd mm0,QWORD PTR [rdi]", 3, { 0x0f, 0xfe, 0x07 }, 8 },
+    { "punpckldq mm0,DWORD PTR [rdi]", 3, { 0x0f, 0x62, 0x07 }, 4 },
     { "ucomisd xmm0,QWORD PTR [rdi]", 4, { 0x66, 0x0f, 0x2e, 0x07 }, 8 },
     { "ucomiss xmm0,DWORD PTR [rdi]", 3, { 0x0f, 0x2e, 0x07 }, 4 },
     { "cvtsi2sd xmm0,DWORD PTR [rdi]", 4, { 0xf2, 0x0f, 0x2a, 0x07 }, 4 },
@@ -166,6 +168,11 @@ static const struct row rows[] = {
     { "vpaddd ymm0,ymm0,YMMWORD PTR [rdi]", 4, { 0xc5, 0xfd, 0xfe, 0x07 }, 32 },
     { "vmovq xmm0,QWORD PTR [rdi]", 5, { 0xc4, 0xe1, 0xf9, 0x6e, 0x07 }, 8 },
     { "vmovd xmm0,DWORD PTR [rdi]", 4, { 0xc5, 0xf9, 0x6e, 0x07 }, 4 },
+    { "vfmadd213sd xmm0,xmm1,QWORD PTR [rdi]", 5, { 0xc4, 0xe2, 0xf1, 0xa9, 0x07 }, 8 },
+    { "vfmadd213ss xmm0,xmm1,DWORD PTR [rdi]", 5, { 0xc4, 0xe2, 0x71, 0xa9, 0x07 }, 4 },
+    { "vfmadd213pd ymm0,ymm1,YMMWORD PTR [rdi]", 5, { 0xc4, 0xe2, 0xf5, 0xa8, 0x07 }, 32 },
+    { "vfmaddsd xmm0,xmm1,xmm2,QWORD PTR [rdi]", 6, { 0xc4, 0xe3, 0xf1, 0x6b, 0x07, 0x20 }, 8 },
+    { "vldmxcsr DWORD PTR [rdi]", 4, { 0xc5, 0xf8, 0xae, 0x17 }, 4 },
     /* AVX-512: EVEX.L'L and embedded broadcast */
     { "vmovups zmm0,ZMMWORD PTR [rdi]", 6, { 0x62, 0xf1, 0x7c, 0x48, 0x10, 0x07 }, 64 },
     { "{evex} vmovups ymm0,YMMWORD PTR [rdi]", 6, { 0x62, 0xf1, 0x7c, 0x28, 0x10, 0x07 }, 32 },
@@ -216,6 +223,14 @@ Test(instruction_x86_64, the_address_is_known_only_from_the_registers)
     static const uint8_t rip[] = { 0x48, 0x8b, 0x05, 0, 0, 0, 0 };
     cr_assert(x86_instruction_decode(rip, sizeof rip, &decoded));
     cr_expect(!decoded.address_known && decoded.size == 8);
+    /* vmovups zmm0,[rdi+0x40] and vaddps zmm0,zmm0,[rdi+0x8]{1to16}: the
+     * EVEX disp8 01 and 02 scaled by N, 64 and 4 (SDM 2.7.5). */
+    static const uint8_t evex_full[] = { 0x62, 0xf1, 0x7c, 0x48, 0x10, 0x47, 0x01 };
+    cr_assert(x86_instruction_decode(evex_full, sizeof evex_full, &decoded));
+    cr_expect(decoded.address_known && decoded.base == X86_RDI && decoded.displacement == 0x40);
+    static const uint8_t evex_broadcast[] = { 0x62, 0xf1, 0x7c, 0x58, 0x58, 0x47, 0x02 };
+    cr_assert(x86_instruction_decode(evex_broadcast, sizeof evex_broadcast, &decoded));
+    cr_expect(decoded.address_known && decoded.displacement == 0x8);
     static const uint8_t string[] = { 0xf3, 0x48, 0xa5 };
     cr_assert(x86_instruction_decode(string, sizeof string, &decoded));
     cr_expect(decoded.address_known && decoded.string_pair && decoded.base == X86_RSI);
