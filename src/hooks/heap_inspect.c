@@ -218,6 +218,7 @@ struct guard_check {
     int fd;
     int damaged;
     int json;
+    uintptr_t named;    /* the block the heap error above named: not listed twice */
 };
 
 static void damaged_line(struct guard_check *check, enum heap_error kind, uintptr_t block,
@@ -242,6 +243,8 @@ static int check_guards(uintptr_t block, void *context)
     struct block_facts facts;
     if (!block_read(&heap.layout, block, &facts))
         return 0; /* being handed out or back right now; the set is read unlocked */
+    if (check->named != 0 && block == check->named)
+        return 0;
     long damage;
     if (block_guards_damaged(&heap.layout, block, facts.size, &damage))
         damaged_line(check, damage < 0 ? HEAP_UNDERFLOW : HEAP_OVERFLOW, block, &facts, damage);
@@ -253,20 +256,26 @@ static int check_guards(uintptr_t block, void *context)
     return 0;
 }
 
-__attribute__((visibility("default")))
-int backtrace_heap_check(int fd)
+/* The damaged blocks as text, but block NAMED (0: none). */
+static int guard_scan_text(int fd, uintptr_t named)
 {
-    if (!heap.recording)
-        return -1;
     char buffer[512];
     struct text_out out;
     text_out_init_fd(&out, fd, buffer, sizeof buffer);
-    struct guard_check check = { &out, fd, 0, 0 };
+    struct guard_check check = { &out, fd, 0, 0, named };
     heap_scan_begin();
     block_set_each(check_guards, &check);
     heap_scan_end();
     text_out_flush(&out);
     return check.damaged;
+}
+
+__attribute__((visibility("default")))
+int backtrace_heap_check(int fd)
+{
+    if (!heap.recording)
+        return -1;
+    return guard_scan_text(fd, 0);
 }
 
 static int fault_address(int signo, const void *siginfo, uintptr_t *address)
@@ -281,7 +290,7 @@ static int fault_address(int signo, const void *siginfo, uintptr_t *address)
 }
 
 /* In a JSON crash report: ,"heap_fault_block":{...}|null,"heap_damaged":[...] */
-static void json_crash_members(int fd, int signo, const void *siginfo)
+static void json_crash_members(int fd, int signo, const void *siginfo, uintptr_t named)
 {
     char buffer[512];
     struct text_out out;
@@ -299,7 +308,7 @@ static void json_crash_members(int fd, int signo, const void *siginfo)
         text_out_string(&out, "null");
     json_key(&out, "heap_damaged", 0);
     text_out_char(&out, '[');
-    struct guard_check check = { &out, fd, 0, 1 };
+    struct guard_check check = { &out, fd, 0, 1, named };
     block_set_each(check_guards, &check);
     heap_scan_end();
     text_out_char(&out, ']');
@@ -315,9 +324,9 @@ void heap_crash_section(int fd, int format, int signo, const void *siginfo,
     (void)context;
     if (!heap.recording)
         return;
-    heap_report_pending(fd, format, signo);
+    uintptr_t named = heap_report_pending(fd, format, signo);
     if (format == BACKTRACE_REPORT_JSON) {
-        json_crash_members(fd, signo, siginfo);
+        json_crash_members(fd, signo, siginfo, named);
         return;
     }
     const siginfo_t *info = siginfo;
@@ -339,7 +348,7 @@ void heap_crash_section(int fd, int format, int signo, const void *siginfo,
     }
     text_out_string(&out, "*** heap: guards of every block\n");
     text_out_flush(&out);
-    int damaged = backtrace_heap_check(fd);
+    int damaged = guard_scan_text(fd, named);
     text_out_string(&out, damaged == 0 ? "*** all intact\n" : "*** end of damaged blocks\n");
     text_out_flush(&out);
 }
