@@ -315,6 +315,28 @@ static void json_crash_members(int fd, int signo, const void *siginfo, uintptr_t
     text_out_flush(&out);
 }
 
+/* The block the lead's heap error named, for the guard scan of the same
+ * report (set and read by the one reporting thread). */
+static uintptr_t lead_named_block;
+
+/* The crash report's lead (backtrace_set_crash_lead): a heap error held
+ * for the abort that follows it comes first, and that abort's own trace,
+ * the hooks' frames down to abort(), is left out. Another signal (another
+ * thread crashed while the error waited) keeps its trace: it is the
+ * program's. */
+int heap_crash_lead(int fd, int format, int signo, const void *siginfo, const void *ucontext,
+                    void *context)
+{
+    (void)siginfo;
+    (void)ucontext;
+    (void)context;
+    if (!heap.recording)
+        return BACKTRACE_LEAD_KEEP_TRACE;
+    if (!heap_report_pending(fd, format, signo, &lead_named_block))
+        return BACKTRACE_LEAD_KEEP_TRACE;
+    return signo == SIGABRT ? BACKTRACE_LEAD_LEAVE_OUT_TRACE : BACKTRACE_LEAD_KEEP_TRACE;
+}
+
 /* The fatal handler's callback: the block of the fault address and the
  * damaged guards, in the report's format. */
 void heap_crash_section(int fd, int format, int signo, const void *siginfo,
@@ -324,7 +346,10 @@ void heap_crash_section(int fd, int format, int signo, const void *siginfo,
     (void)context;
     if (!heap.recording)
         return;
-    uintptr_t named = heap_report_pending(fd, format, signo);
+    uintptr_t named;
+    if (!heap_report_pending(fd, format, signo, &named))
+        named = lead_named_block;
+    lead_named_block = 0;
     if (format == BACKTRACE_REPORT_JSON) {
         json_crash_members(fd, signo, siginfo, named);
         return;

@@ -321,13 +321,14 @@ void heap_report_hold(const struct heap_error_facts *facts)
 
 /* Also for another signal: when a crash report of another thread is being
  * written, our abort waits for it and dies; that report carries the error. */
-uintptr_t heap_report_pending(int fd, int format, int signo)
+int heap_report_pending(int fd, int format, int signo, uintptr_t *block)
 {
     (void)signo;
     int ready = 2;
+    *block = 0;
     if (!atomic_compare_exchange_strong(&pending_state, &ready, 3))
         return 0;
-    uintptr_t block = pending.block;
+    *block = pending.block;
     if (format == BACKTRACE_REPORT_JSON) {
         const char *member = ",\"heap_error\":";
         fd_write_all(fd, member, strlen(member));
@@ -338,5 +339,5 @@ uintptr_t heap_report_pending(int fd, int format, int signo)
     /* Reported: a program that recovers from the abort (a SIGABRT
      * handler that jumps out) must not see it in its next crash report. */
     atomic_store(&pending_state, 0);
-    return block;
+    return 1;
 }

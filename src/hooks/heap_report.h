@@ -102,8 +102,8 @@ void heap_report_error(const struct heap_error_facts *facts);
  * report's FORMAT (text lines, or a ,"heap_error":{...} member), once:
  * the error is then no longer pending, so a program that recovers from
  * the abort does not see it again in its next crash report. Nothing when
- * no heap error is pending. Returns the block the error named (0 if none),
- * which the guard scan that follows then leaves out. Signal-safe. */
-uintptr_t heap_report_pending(int fd, int format, int signo);
+ * no heap error is pending. Returns 1 when it wrote one, with *BLOCK the
+ * block it named (0 if none), which the guard scan then leaves out. Signal-safe. */
+int heap_report_pending(int fd, int format, int signo, uintptr_t *block);
 
 #endif
