@@ -20,7 +20,8 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
 	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
 	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names \
-	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx
+	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx \
+	$(BUILD)/tests/vector_after_free
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
 # test_leak_check's programs leak on purpose, one build with -fsanitize=leak,
 # beside the hooks library: test-asan leaves test_leak_check out.
@@ -177,6 +178,13 @@ $(BUILD)/tests/leak_program_cxx: tests/fixtures/leak_program_cxx.cpp
 $(BUILD)/tests/leak_program_cxx_lsan: tests/fixtures/leak_program_cxx.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(LEAK_FIXTURE_FLAGS) -fsanitize=leak $< -o $@
+
+# test_heap_report.c: issue 25's vector write after free, -O0 as a user's
+# debug build (the reference is not kept in a register).
+$(BUILD)/tests/vector_after_free: tests/fixtures/vector_after_free.cpp all
+	@mkdir -p $(dir $@)
+	$(CXX) -O0 -g $< -o $@ -L$(BUILD) -Wl,--no-as-needed -lexecinfo_ex_hooks -Wl,--as-needed \
+		-Wl,-rpath,$(CURDIR)/$(BUILD)
 
 $(BUILD)/tests/heap_misuse: tests/fixtures/heap_misuse.c all
 	@mkdir -p $(dir $@)

@@ -135,6 +135,17 @@ int backtrace_set_crash_callback(backtrace_crash_callback *callback, void *conte
     return 0;
 }
 
+__attribute__((visibility("default")))
+int backtrace_set_crash_lead(backtrace_crash_lead *lead, void *context)
+{
+    pthread_mutex_lock(&install_lock);
+    staged.callbacks.lead = lead;
+    staged.callbacks.lead_context = lead != NULL ? context : NULL;
+    handler_config_publish(&staged);
+    pthread_mutex_unlock(&install_lock);
+    return 0;
+}
+
 /* The slot of CALLBACK with CONTEXT among the added ones, or -1. */
 static int added_slot(handler_callback *callback, void *context)
 {

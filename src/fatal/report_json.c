@@ -188,9 +188,18 @@ void report_json(struct text_out *out, const struct crash_facts *facts,
     text_out_char(out, '{');
     json_header(out, facts);
     text_out_end_line(out);
-    json_frames(out, facts, snapshot);
-    if (settings->modules)
-        json_modules(out, facts, threads, snapshot);
+    int left_out = report_call_lead(out, settings);
+    if (left_out) {
+        /* As in text: the frames of our own abort are left out. */
+        text_out_string(out, ",\"backtrace_left_out\":true,\"frames\":[]");
+        if (settings->modules)
+            text_out_string(out, ",\"modules\":[]");
+        text_out_end_line(out);
+    } else {
+        json_frames(out, facts, snapshot);
+        if (settings->modules)
+            json_modules(out, facts, threads, snapshot);
+    }
     if (settings->registers && facts->have_registers)
         json_registers(out, facts);
     if (threads != NULL)

@@ -1,6 +1,7 @@
 /* report_text.c: the crash report for people.
  * World: signal-safe (text_out, lookups in the published index). */
 #include "report.h"
+#include "execinfo_ex.h"
 #include "signal_names.h"
 #include "../base/utc_time.h"
 #include "../symbolize/frame_format.h"
@@ -288,16 +289,32 @@ static void text_fault_hints(struct text_out *out, const struct crash_facts *fac
     }
 }
 
+int report_call_lead(struct text_out *out, const struct report_settings *settings)
+{
+    if (settings->lead == NULL)
+        return 0;
+    text_out_flush(out);
+    return settings->lead(out->fd, settings->lead_context) == BACKTRACE_LEAD_LEAVE_OUT_TRACE;
+}
+
 void report_text(struct text_out *out, const struct crash_facts *facts,
                  const struct thread_set *threads, const struct index_snapshot *snapshot,
                  const struct report_settings *settings)
 {
+    int left_out = report_call_lead(out, settings);
     text_header(out, facts);
     if (facts->address_unknown)
         text_fault_hints(out, facts);
-    text_frames(out, facts, snapshot);
-    if (settings->modules)
-        text_modules(out, facts, threads, snapshot);
+    if (left_out) {
+        /* Our own abort after the heap error the lead wrote: its frames
+         * are the library's, not the program's. */
+        text_out_string(out, "*** backtrace: left out (the heap error above says where)\n");
+        text_out_end_line(out);
+    } else {
+        text_frames(out, facts, snapshot);
+        if (settings->modules)
+            text_modules(out, facts, threads, snapshot);
+    }
     if (settings->registers && facts->have_registers)
         text_registers(out, facts);
     if (threads != NULL)

@@ -99,6 +99,8 @@ static void install_fatal_handler(void)
             heap.crash_section_added =
                 backtrace_add_crash_callback(heap_crash_section, NULL) == 0 &&
                 heap.fatal_handler != NULL;
+        if (heap.crash_section_added)
+            backtrace_set_crash_lead(heap_crash_lead, NULL);
         heap_busy--;
     }
     profile_dump_start(); /* in front of the dump's handler, installed just now */
