@@ -11,6 +11,7 @@
 #include "heap.h"
 #include "block_set.h"
 #include "heap_report.h"
+#include "guard_fault.h"
 #include "quarantine.h"
 #include "../base/json_out.h"
 #include "../base/text_out.h"
@@ -315,6 +316,8 @@ void heap_crash_section(int fd, int format, int signo, const void *siginfo,
     (void)context;
     if (!heap.recording)
         return;
+    /* A guard page's fault leads: the heap error found at the access. */
+    guard_fault_section(fd, format, signo, siginfo);
     heap_report_pending(fd, format, signo);
     if (format == BACKTRACE_REPORT_JSON) {
         json_crash_members(fd, signo, siginfo);

@@ -8,6 +8,7 @@
  * unrecorded, and are recognised as not ours when freed later. */
 #define _GNU_SOURCE
 #include "heap.h"
+#include "guard_pool.h"
 #include "block_set.h"
 #include "mtrace.h"
 #include "profile_dump.h"
@@ -112,6 +113,9 @@ static void initialise(void)
     int recording = heap.options.heap && stack_depot_init(DEPOT_RESERVE) == 0 &&
                     stack_counts_init(COUNTED_STACKS_MAX) == 0 &&
                     quarantine_init(heap.options.quarantine) == 0;
+    if (recording && heap.options.guard_pages != 0)
+        guard_pool_init(heap.options.guard_pages == 2 ? GUARD_BEFORE : GUARD_AFTER,
+                        heap.options.guard_pages_max, heap.options.guard_pages_budget);
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     heap.recording = recording;
 }

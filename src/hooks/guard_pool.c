@@ -1,0 +1,322 @@
+/* guard_pool.c: guarded slots in one reserved range (guard_pool.h says
+ * the layout). World: normal for allocate and release; the lookups are
+ * signal-safe. */
+#define _GNU_SOURCE
+#include "guard_pool.h"
+
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define POOL_CLASSES 16
+#define CLASS_SPAN ((uintptr_t)4 << 30)     /* 4 GiB of address space a class */
+#define PAGE 4096u
+
+/* A slot's facts, outside its pages: the block can end against the guard
+ * page, and a freed slot's facts stay readable while its pages are not. */
+struct slot {
+    _Atomic uint32_t state;
+    uint32_t next_free;        /* the class's free list: index + 1, 0 ends it */
+    uintptr_t user;
+    size_t size;
+    stack_id alloc_stack, free_stack;
+};
+
+struct size_class {
+    uint32_t capacity;         /* slots in CLASS_SPAN */
+    uint32_t bumped;           /* slots handed out at least once */
+    uint32_t free_head;        /* index + 1 */
+    struct slot *slots;        /* this class's part of the side table */
+};
+
+static struct {
+    uintptr_t base;            /* 0: no pool */
+    enum guard_side side;
+    size_t max;
+    size_t budget;             /* guarded slots, live or quarantined */
+    size_t in_use;             /* live + quarantined, under the lock */
+    struct size_class classes[POOL_CLASSES];
+    /* The quarantine: freed slots, oldest first, a ring of BUDGET. */
+    uint32_t *ring;            /* class << 24 | index... packed as two arrays */
+    uint32_t *ring_class;
+    size_t ring_head, ring_count;
+    atomic_flag lock;
+    _Atomic int said_fallback;
+} pool = { .lock = ATOMIC_FLAG_INIT };
+
+static void lock(void)
+{
+    while (atomic_flag_test_and_set_explicit(&pool.lock, memory_order_acquire))
+        __builtin_ia32_pause();
+}
+
+static void unlock(void)
+{
+    atomic_flag_clear_explicit(&pool.lock, memory_order_release);
+}
+
+static void say(const char *text)
+{
+    ssize_t ignored = write(2, text, strlen(text));
+    (void)ignored;
+}
+
+/* Once per process: a block that wanted a guard page got the ordinary
+ * guards instead. */
+static void say_fallback(const char *why)
+{
+    if (atomic_exchange(&pool.said_fallback, 1) != 0)
+        return;
+    say("execinfo_ex: guard_pages: ");
+    say(why);
+    say("; blocks beyond it get the ordinary guards (said once)\n");
+}
+
+static size_t slot_pages(int class) { return ((size_t)1 << class) + 1; }
+
+static uintptr_t slot_start(int class, uint32_t index)
+{
+    return pool.base + (uintptr_t)class * CLASS_SPAN + (uintptr_t)index * slot_pages(class) * PAGE;
+}
+
+static uintptr_t data_start(int class, uint32_t index)
+{
+    return slot_start(class, index) + (pool.side == GUARD_BEFORE ? PAGE : 0);
+}
+
+static size_t data_bytes(int class) { return ((size_t)1 << class) * PAGE; }
+
+static size_t read_max_map_count(void)
+{
+    char text[32];
+    int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 65530;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    size_t value = 0;
+    for (ssize_t i = 0; i < got && text[i] >= '0' && text[i] <= '9'; i++)
+        value = value * 10 + (size_t)(text[i] - '0');
+    return value != 0 ? value : 65530;
+}
+
+int guard_pool_init(enum guard_side side, size_t max, size_t budget)
+{
+    size_t span = CLASS_SPAN * POOL_CLASSES;
+    void *base = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) {
+        say("execinfo_ex: guard_pages: cannot reserve the pool's address space; no block "
+            "is guarded\n");
+        return -1;
+    }
+    size_t total = 0;
+    for (int c = 0; c < POOL_CLASSES; c++) {
+        pool.classes[c].capacity = (uint32_t)(CLASS_SPAN / PAGE / slot_pages(c));
+        total += pool.classes[c].capacity;
+    }
+    if (budget == 0)
+        budget = read_max_map_count() / 8;
+    size_t table = total * sizeof(struct slot) + 2 * budget * sizeof(uint32_t);
+    void *memory = mmap(NULL, table, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (memory == MAP_FAILED) {
+        munmap(base, span);
+        say("execinfo_ex: guard_pages: no memory for the pool's table; no block is guarded\n");
+        return -1;
+    }
+    struct slot *slots = memory;
+    for (int c = 0; c < POOL_CLASSES; c++) {
+        pool.classes[c].slots = slots;
+        slots += pool.classes[c].capacity;
+    }
+    pool.ring = (uint32_t *)slots;
+    pool.ring_class = pool.ring + budget;
+    pool.side = side;
+    pool.max = max;
+    pool.budget = budget;
+    __atomic_store_n(&pool.base, (uintptr_t)base, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static int class_of(size_t size)
+{
+    size_t pages = size == 0 ? 1 : (size + PAGE - 1) / PAGE;
+    int class = 0;
+    while (((size_t)1 << class) < pages)
+        class++;
+    return class;
+}
+
+/* Under the lock: the oldest quarantined slot back to its class's free
+ * list (its pages stay inaccessible until it is handed out again). */
+static void evict_oldest(void)
+{
+    uint32_t index = pool.ring[pool.ring_head];
+    int class = (int)pool.ring_class[pool.ring_head];
+    pool.ring_head = (pool.ring_head + 1) % pool.budget;
+    pool.ring_count--;
+    struct size_class *sc = &pool.classes[class];
+    atomic_store_explicit(&sc->slots[index].state, GUARD_SLOT_UNUSED, memory_order_release);
+    sc->slots[index].next_free = sc->free_head;
+    sc->free_head = index + 1;
+    pool.in_use--;
+}
+
+/* A slot of CLASS, or UINT32_MAX: the budget is spent even after the
+ * quarantine gave back what it holds, or the class is full. */
+static uint32_t take_slot(int class)
+{
+    struct size_class *sc = &pool.classes[class];
+    lock();
+    /* The quarantine yields first: it is bounded by the same budget. */
+    while (pool.in_use >= pool.budget && pool.ring_count > 0)
+        evict_oldest();
+    uint32_t index = UINT32_MAX;
+    if (pool.in_use < pool.budget) {
+        if (sc->free_head != 0) {
+            index = sc->free_head - 1;
+            sc->free_head = sc->slots[index].next_free;
+        } else if (sc->bumped < sc->capacity) {
+            index = sc->bumped++;
+        }
+        if (index != UINT32_MAX)
+            pool.in_use++;
+    }
+    unlock();
+    return index;
+}
+
+static void give_back(int class, uint32_t index)
+{
+    struct size_class *sc = &pool.classes[class];
+    lock();
+    sc->slots[index].next_free = sc->free_head;
+    sc->free_head = index + 1;
+    pool.in_use--;
+    unlock();
+}
+
+void *guard_pool_allocate(size_t size, size_t alignment, stack_id alloc_stack)
+{
+    if (pool.base == 0 || size > pool.max || alignment > PAGE)
+        return NULL;
+    int class = class_of(size);
+    uint32_t index = take_slot(class);
+    if (index == UINT32_MAX) {
+        say_fallback("the budget of guarded blocks (guard_pages_budget) is spent");
+        return NULL;
+    }
+    uintptr_t data = data_start(class, index);
+    if (mprotect((void *)data, data_bytes(class), PROT_READ | PROT_WRITE) != 0) {
+        give_back(class, index);
+        say_fallback("mprotect failed (vm.max_map_count?)");
+        return NULL;
+    }
+    /* After: the block's end within ALIGNMENT - 1 bytes of the guard. */
+    size_t rounded = (size + alignment - 1) & ~(alignment - 1);
+    uintptr_t user = pool.side == GUARD_BEFORE ? data : data + data_bytes(class) - rounded;
+    struct slot *slot = &pool.classes[class].slots[index];
+    slot->user = user;
+    slot->size = size;
+    slot->alloc_stack = alloc_stack;
+    slot->free_stack = 0;
+    atomic_store_explicit(&slot->state, GUARD_SLOT_LIVE, memory_order_release);
+    return (void *)user;
+}
+
+int guard_pool_contains(uintptr_t address)
+{
+    uintptr_t base = __atomic_load_n(&pool.base, __ATOMIC_ACQUIRE);
+    return base != 0 && address >= base && address - base < CLASS_SPAN * POOL_CLASSES;
+}
+
+/* The class and slot index of ADDRESS in the pool: 0 if outside. */
+static int locate(uintptr_t address, int *class, uint32_t *index)
+{
+    if (!guard_pool_contains(address))
+        return 0;
+    uintptr_t offset = address - pool.base;
+    *class = (int)(offset / CLASS_SPAN);
+    uint64_t in_class = (offset % CLASS_SPAN) / PAGE / slot_pages(*class);
+    if (in_class >= pool.classes[*class].capacity)
+        return 0;
+    *index = (uint32_t)in_class;
+    return 1;
+}
+
+static void fill_facts(int class, uint32_t index, struct guard_block *facts)
+{
+    const struct slot *slot = &pool.classes[class].slots[index];
+    facts->state = atomic_load_explicit(&slot->state, memory_order_acquire);
+    facts->user = slot->user;
+    facts->size = slot->size;
+    facts->alloc_stack = slot->alloc_stack;
+    facts->free_stack = slot->free_stack;
+    uintptr_t start = slot_start(class, index);
+    facts->guard_low = pool.side == GUARD_BEFORE ? start : start + data_bytes(class);
+    facts->guard_high = facts->guard_low + PAGE;
+}
+
+int guard_pool_find(uintptr_t address, struct guard_block *facts)
+{
+    int class;
+    uint32_t index;
+    if (!locate(address, &class, &index))
+        return 0;
+    fill_facts(class, index, facts);
+    /* A slot evicted from the quarantine keeps its last block's facts
+     * (and its pages stay inaccessible) until it is handed out again. */
+    return facts->user != 0;
+}
+
+size_t guard_pool_size(uintptr_t user)
+{
+    struct guard_block facts;
+    return guard_pool_find(user, &facts) && facts.state == GUARD_SLOT_LIVE && facts.user == user
+               ? facts.size : 0;
+}
+
+int guard_pool_release(uintptr_t user, stack_id free_stack, struct guard_block *facts)
+{
+    int class;
+    uint32_t index;
+    if (!locate(user, &class, &index))
+        return -1;
+    fill_facts(class, index, facts);
+    struct slot *slot = &pool.classes[class].slots[index];
+    uint32_t live = GUARD_SLOT_LIVE;
+    if (slot->user != user ||
+        !atomic_compare_exchange_strong(&slot->state, &live, GUARD_SLOT_FREED))
+        return -1;
+    slot->free_stack = free_stack;
+    facts->free_stack = free_stack;
+    /* Inaccessible while quarantined: a read after free faults. If this
+     * fails the pages stay readable; the slot is still quarantined. */
+    mprotect((void *)data_start(class, index), data_bytes(class), PROT_NONE);
+    lock();
+    if (pool.ring_count == pool.budget)
+        evict_oldest();
+    size_t tail = (pool.ring_head + pool.ring_count) % pool.budget;
+    pool.ring[tail] = index;
+    pool.ring_class[tail] = (uint32_t)class;
+    pool.ring_count++;
+    unlock();
+    return 0;
+}
+
+void guard_pool_each_live(void (*fn)(uintptr_t, size_t, stack_id, void *), void *context)
+{
+    if (pool.base == 0)
+        return;
+    for (int c = 0; c < POOL_CLASSES; c++) {
+        const struct size_class *sc = &pool.classes[c];
+        uint32_t bumped = __atomic_load_n(&sc->bumped, __ATOMIC_RELAXED);
+        for (uint32_t i = 0; i < bumped; i++) {
+            const struct slot *slot = &sc->slots[i];
+            if (atomic_load_explicit(&slot->state, memory_order_acquire) == GUARD_SLOT_LIVE)
+                fn(slot->user, slot->size, slot->alloc_stack, context);
+        }
+    }
+}
