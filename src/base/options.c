@@ -258,6 +258,20 @@ static int parse_guard_pages_budget(struct options *o, const char *v, size_t n)
     return parse_bounded(v, n, 0, (size_t)1 << 24, &o->guard_pages_budget);
 }
 
+static int parse_sample(struct options *o, const char *v, size_t n)
+{
+    return parse_bounded(v, n, 0, (size_t)1 << 30, &o->sample);
+}
+
+static int parse_sample_seed(struct options *o, const char *v, size_t n)
+{
+    size_t seed;
+    if (options_parse_size(v, n, &seed) < 0 || v[n - 1] > '9')
+        return -EINVAL;
+    o->sample_seed = seed;
+    return 0;
+}
+
 /* off, or a byte: decimal or 0xNN. */
 static int parse_fill(const char *value, size_t length, int *out)
 {
@@ -504,6 +518,7 @@ static const struct {
     /* guard pages (issue 25) */
     { "guard_pages", parse_guard_pages }, { "guard_pages_max", parse_guard_pages_max },
     { "guard_pages_budget", parse_guard_pages_budget },
+    { "sample", parse_sample },       { "sample_seed", parse_sample_seed },
 };
 
 #define KNOWN_COUNT (sizeof known_options / sizeof known_options[0])

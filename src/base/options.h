@@ -72,6 +72,10 @@ struct options {
     size_t guard_pages_budget;/* guard_pages_budget=N: protected ranges (live guarded
                                  blocks and quarantined slots); 0 (default):
                                  vm.max_map_count / 8, read at initialisation */
+    size_t sample;            /* sample=N: one allocation in N (at random) guarded, with
+                                 its stacks; the others go to glibc as with heap=0
+                                 (recording is off); 0 (default): off */
+    uint64_t sample_seed;     /* sample_seed=S: the choice repeatable; 0: a random seed */
 };
 
 /* The signals the handler takes by default: SEGV BUS ILL FPE ABRT TRAP SYS. */

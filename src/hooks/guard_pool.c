@@ -31,6 +31,8 @@ struct size_class {
     struct slot *slots;        /* this class's part of the side table */
 };
 
+uintptr_t guard_pool_low = (uintptr_t)0 - GUARD_POOL_SPAN;
+
 static struct {
     uintptr_t base;            /* 0: no pool */
     enum guard_side side;
@@ -104,7 +106,8 @@ static size_t read_max_map_count(void)
 
 int guard_pool_init(enum guard_side side, size_t max, size_t budget)
 {
-    size_t span = CLASS_SPAN * POOL_CLASSES;
+    _Static_assert(CLASS_SPAN * POOL_CLASSES == GUARD_POOL_SPAN, "the pool's span");
+    size_t span = GUARD_POOL_SPAN;
     void *base = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED) {
         say("execinfo_ex: guard_pages: cannot reserve the pool's address space; no block "
@@ -137,6 +140,7 @@ int guard_pool_init(enum guard_side side, size_t max, size_t budget)
     pool.max = max;
     pool.budget = budget;
     __atomic_store_n(&pool.base, (uintptr_t)base, __ATOMIC_RELEASE);
+    __atomic_store_n(&guard_pool_low, (uintptr_t)base, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -226,11 +230,6 @@ void *guard_pool_allocate(size_t size, size_t alignment, stack_id alloc_stack)
     return (void *)user;
 }
 
-int guard_pool_contains(uintptr_t address)
-{
-    uintptr_t base = __atomic_load_n(&pool.base, __ATOMIC_ACQUIRE);
-    return base != 0 && address >= base && address - base < CLASS_SPAN * POOL_CLASSES;
-}
 
 /* The class and slot index of ADDRESS in the pool: 0 if outside. */
 static int locate(uintptr_t address, int *class, uint32_t *index)

@@ -35,8 +35,19 @@ int guard_pool_init(enum guard_side side, size_t max, size_t budget);
  * back to an ordinary block. Never fails an allocation itself. */
 void *guard_pool_allocate(size_t size, size_t alignment, stack_id alloc_stack);
 
+/* The reservation starts at guard_pool_low and spans GUARD_POOL_SPAN.
+ * Before there is one, guard_pool_low names the top of the address space,
+ * where no user pointer lies: one load and one compare, no race with the
+ * pool's creation. Inline: free checks every pointer (sample mode's fast
+ * path). */
+#define GUARD_POOL_SPAN ((uintptr_t)64 << 30)
+extern uintptr_t guard_pool_low;
+
 /* 1 when ADDRESS is in the pool's reservation. Signal-safe. */
-int guard_pool_contains(uintptr_t address);
+static inline int guard_pool_contains(uintptr_t address)
+{
+    return address - __atomic_load_n(&guard_pool_low, __ATOMIC_ACQUIRE) < GUARD_POOL_SPAN;
+}
 
 /* Free the block at USER (guard_pool_contains holds): its pages made
  * inaccessible, quarantined. Returns 0; -1 when USER is no live block's
