@@ -3,50 +3,13 @@
  * signal-safe. */
 #define _GNU_SOURCE
 #include "guard_pool.h"
+#include "guard_pool_table.h"
 
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#define POOL_CLASSES 16
-#define CLASS_SPAN ((uintptr_t)4 << 30)     /* 4 GiB of address space a class */
-#define PAGE 4096u
-
-/* A slot's facts, outside its pages: the block can end against the guard
- * page, and a freed slot's facts stay readable while its pages are not. */
-struct slot {
-    _Atomic uint32_t state;
-    uint32_t next_free;        /* the class's free list: index + 1, 0 ends it */
-    uintptr_t user;
-    size_t size;
-    stack_id alloc_stack, free_stack;
-};
-
-struct size_class {
-    uint32_t capacity;         /* slots in CLASS_SPAN */
-    uint32_t bumped;           /* slots handed out at least once */
-    uint32_t free_head;        /* index + 1 */
-    struct slot *slots;        /* this class's part of the side table */
-};
-
-uintptr_t guard_pool_low = (uintptr_t)0 - GUARD_POOL_SPAN;
-
-static struct {
-    uintptr_t base;            /* 0: no pool */
-    enum guard_side side;
-    size_t max;
-    size_t budget;             /* guarded slots, live or quarantined */
-    size_t in_use;             /* live + quarantined, under the lock */
-    struct size_class classes[POOL_CLASSES];
-    /* The quarantine: freed slots, oldest first, a ring of BUDGET. */
-    uint32_t *ring;            /* class << 24 | index... packed as two arrays */
-    uint32_t *ring_class;
-    size_t ring_head, ring_count;
-    atomic_flag lock;
-    _Atomic int said_fallback;
-} pool = { .lock = ATOMIC_FLAG_INIT };
 
 static void lock(void)
 {
@@ -75,20 +38,6 @@ static void say_fallback(const char *why)
     say(why);
     say("; blocks beyond it get the ordinary guards (said once)\n");
 }
-
-static size_t slot_pages(int class) { return ((size_t)1 << class) + 1; }
-
-static uintptr_t slot_start(int class, uint32_t index)
-{
-    return pool.base + (uintptr_t)class * CLASS_SPAN + (uintptr_t)index * slot_pages(class) * PAGE;
-}
-
-static uintptr_t data_start(int class, uint32_t index)
-{
-    return slot_start(class, index) + (pool.side == GUARD_BEFORE ? PAGE : 0);
-}
-
-static size_t data_bytes(int class) { return ((size_t)1 << class) * PAGE; }
 
 static size_t read_max_map_count(void)
 {
@@ -121,7 +70,7 @@ int guard_pool_init(enum guard_side side, size_t max, size_t budget)
     }
     if (budget == 0)
         budget = read_max_map_count() / 8;
-    size_t table = total * sizeof(struct slot) + 2 * budget * sizeof(uint32_t);
+    size_t table = total * sizeof(struct guard_slot) + 2 * budget * sizeof(uint32_t);
     void *memory = mmap(NULL, table, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (memory == MAP_FAILED) {
@@ -129,7 +78,7 @@ int guard_pool_init(enum guard_side side, size_t max, size_t budget)
         say("execinfo_ex: guard_pages: no memory for the pool's table; no block is guarded\n");
         return -1;
     }
-    struct slot *slots = memory;
+    struct guard_slot *slots = memory;
     for (int c = 0; c < POOL_CLASSES; c++) {
         pool.classes[c].slots = slots;
         slots += pool.classes[c].capacity;
@@ -221,7 +170,7 @@ void *guard_pool_allocate(size_t size, size_t alignment, stack_id alloc_stack)
     /* After: the block's end within ALIGNMENT - 1 bytes of the guard. */
     size_t rounded = (size + alignment - 1) & ~(alignment - 1);
     uintptr_t user = pool.side == GUARD_BEFORE ? data : data + data_bytes(class) - rounded;
-    struct slot *slot = &pool.classes[class].slots[index];
+    struct guard_slot *slot = &pool.classes[class].slots[index];
     slot->user = user;
     slot->size = size;
     slot->alloc_stack = alloc_stack;
@@ -231,60 +180,14 @@ void *guard_pool_allocate(size_t size, size_t alignment, stack_id alloc_stack)
 }
 
 
-/* The class and slot index of ADDRESS in the pool: 0 if outside. */
-static int locate(uintptr_t address, int *class, uint32_t *index)
-{
-    if (!guard_pool_contains(address))
-        return 0;
-    uintptr_t offset = address - pool.base;
-    *class = (int)(offset / CLASS_SPAN);
-    uint64_t in_class = (offset % CLASS_SPAN) / PAGE / slot_pages(*class);
-    if (in_class >= pool.classes[*class].capacity)
-        return 0;
-    *index = (uint32_t)in_class;
-    return 1;
-}
-
-static void fill_facts(int class, uint32_t index, struct guard_block *facts)
-{
-    const struct slot *slot = &pool.classes[class].slots[index];
-    facts->state = atomic_load_explicit(&slot->state, memory_order_acquire);
-    facts->user = slot->user;
-    facts->size = slot->size;
-    facts->alloc_stack = slot->alloc_stack;
-    facts->free_stack = slot->free_stack;
-    uintptr_t start = slot_start(class, index);
-    facts->guard_low = pool.side == GUARD_BEFORE ? start : start + data_bytes(class);
-    facts->guard_high = facts->guard_low + PAGE;
-}
-
-int guard_pool_find(uintptr_t address, struct guard_block *facts)
-{
-    int class;
-    uint32_t index;
-    if (!locate(address, &class, &index))
-        return 0;
-    fill_facts(class, index, facts);
-    /* A slot evicted from the quarantine keeps its last block's facts
-     * (and its pages stay inaccessible) until it is handed out again. */
-    return facts->user != 0;
-}
-
-size_t guard_pool_size(uintptr_t user)
-{
-    struct guard_block facts;
-    return guard_pool_find(user, &facts) && facts.state == GUARD_SLOT_LIVE && facts.user == user
-               ? facts.size : 0;
-}
-
 int guard_pool_release(uintptr_t user, stack_id free_stack, struct guard_block *facts)
 {
     int class;
     uint32_t index;
-    if (!locate(user, &class, &index))
+    if (!guard_pool_locate(user, &class, &index))
         return -1;
-    fill_facts(class, index, facts);
-    struct slot *slot = &pool.classes[class].slots[index];
+    guard_pool_slot_facts(class, index, facts);
+    struct guard_slot *slot = &pool.classes[class].slots[index];
     uint32_t live = GUARD_SLOT_LIVE;
     if (slot->user != user ||
         !atomic_compare_exchange_strong(&slot->state, &live, GUARD_SLOT_FREED))
@@ -305,17 +208,3 @@ int guard_pool_release(uintptr_t user, stack_id free_stack, struct guard_block *
     return 0;
 }
 
-void guard_pool_each_live(void (*fn)(uintptr_t, size_t, stack_id, void *), void *context)
-{
-    if (pool.base == 0)
-        return;
-    for (int c = 0; c < POOL_CLASSES; c++) {
-        const struct size_class *sc = &pool.classes[c];
-        uint32_t bumped = __atomic_load_n(&sc->bumped, __ATOMIC_RELAXED);
-        for (uint32_t i = 0; i < bumped; i++) {
-            const struct slot *slot = &sc->slots[i];
-            if (atomic_load_explicit(&slot->state, memory_order_acquire) == GUARD_SLOT_LIVE)
-                fn(slot->user, slot->size, slot->alloc_stack, context);
-        }
-    }
-}
