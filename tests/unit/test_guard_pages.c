@@ -143,3 +143,46 @@ Test(guard_pages, ordinary_use_is_unchanged, .timeout = 60)
         cr_assert_null(strstr(result.output, "heap error"), "%s: %s", options[i], result.output);
     }
 }
+
+/* The leak check's lines ("Direct leak of...", "Indirect leak of...") of
+ * leak_program SCENARIO under OPTIONS, preloaded. */
+static void leak_lines(const char *options, const char *scenario, char *lines, size_t capacity)
+{
+    static struct child_result result;
+    char program[512];
+    snprintf(program, sizeof program, "%s/leak_program", getenv("EXECINFO_EX_TESTS"));
+    char preload[600];
+    snprintf(preload, sizeof preload, "%s/libexecinfo_ex_hooks.so", getenv("EXECINFO_EX_BUILD"));
+    setenv("LD_PRELOAD", preload, 1);
+    char *argv[] = { program, (char *)scenario, NULL };
+    run_program(program, argv, set_options, (void *)options, &result);
+    unsetenv("LD_PRELOAD");
+    size_t used = 0;
+    lines[0] = '\0';
+    for (const char *line = result.output; line != NULL && *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t length = end != NULL ? (size_t)(end - line) : strlen(line);
+        if (strncmp(line, "Direct leak", 11) == 0 || strncmp(line, "Indirect leak", 13) == 0) {
+            cr_assert(used + length + 1 < capacity);
+            memcpy(lines + used, line, length);
+            used += length;
+            lines[used++] = '\n';
+            lines[used] = '\0';
+        }
+        line = end != NULL ? end + 1 : NULL;
+    }
+}
+
+Test(guard_pages, guarded_blocks_are_in_the_leak_check, .timeout = 120)
+{
+    static char plain[8192], guarded[8192];
+    static const char *const scenarios[] = { "list", "cycle", "global" };
+    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
+        leak_lines("leak_check=1", scenarios[i], plain, sizeof plain);
+        leak_lines("leak_check=1:guard_pages=1", scenarios[i], guarded, sizeof guarded);
+        cr_assert_str_eq(guarded, plain, "%s", scenarios[i]);
+    }
+    cr_assert(strstr(plain, "Direct leak") == NULL); /* global: nothing leaked */
+    leak_lines("leak_check=1:guard_pages=1", "list", guarded, sizeof guarded);
+    cr_assert_not_null(strstr(guarded, "Indirect leak"), "%s", guarded);
+}
