@@ -22,6 +22,9 @@ static void unlock(void)
     atomic_flag_clear_explicit(&pool.lock, memory_order_release);
 }
 
+void guard_pool_lock(void) { lock(); }
+void guard_pool_unlock(void) { unlock(); }
+
 static void say(const char *text)
 {
     ssize_t ignored = write(2, text, strlen(text));

@@ -69,6 +69,10 @@ int guard_pool_find(uintptr_t address, struct guard_block *facts);
 /* Size of a live guarded block (malloc_usable_size), 0 if not live. */
 size_t guard_pool_size(uintptr_t user);
 
+/* The pool's lock, around fork (pthread_atfork): normal world. */
+void guard_pool_lock(void);
+void guard_pool_unlock(void);
+
 /* Live guarded blocks: FN(user, size, alloc_stack, context) for each
  * (the exit check and the leak check's view). Signal-safe. */
 void guard_pool_each_live(void (*fn)(uintptr_t, size_t, stack_id, void *), void *context);

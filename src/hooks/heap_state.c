@@ -34,16 +34,19 @@ static void before_fork(void)
 {
     mtrace_before_fork();
     quarantine_lock();
+    guard_pool_lock(); /* a child must not inherit it held */
 }
 
 static void after_fork_in_parent(void)
 {
+    guard_pool_unlock();
     quarantine_unlock();
     mtrace_after_fork();
 }
 
 static void after_fork_in_child(void)
 {
+    guard_pool_unlock();
     quarantine_unlock();
     mtrace_after_fork();
     heap_forget_thread_id(); /* the child's thread has a new id */
