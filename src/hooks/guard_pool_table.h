@@ -37,8 +37,8 @@ extern struct guard_pool {
     size_t in_use;             /* live + quarantined, under the lock */
     struct size_class classes[POOL_CLASSES];
     /* The quarantine: freed slots, oldest first, a ring of BUDGET. */
-    uint32_t *ring;            /* class << 24 | index... packed as two arrays */
-    uint32_t *ring_class;
+    uint32_t *ring;            /* slot indices */
+    uint32_t *ring_class;      /* and their classes */
     size_t ring_head, ring_count;
     atomic_flag lock;
     _Atomic int said_fallback;
