@@ -103,6 +103,8 @@ HOOKS_SIGNAL_SAFE_SOURCES := \
 	src/hooks/heap_inspect.c \
 	src/hooks/heap_report.c \
 	src/hooks/heap_summary.c \
+	src/hooks/guard_fault.c \
+	src/hooks/guard_pool_lookup.c \
 	src/hooks/leak_scan.c \
 	src/hooks/leak_report.c \
 	src/hooks/leak_ignore.c \

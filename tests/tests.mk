@@ -21,7 +21,8 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
 	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names \
 	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx \
-	$(BUILD)/tests/vector_after_free
+	$(BUILD)/tests/vector_after_free \
+	$(BUILD)/tests/guard_access $(BUILD)/tests/guard_vector
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
 # test_leak_check's programs leak on purpose, one build with -fsanitize=leak,
 # beside the hooks library: test-asan leaves test_leak_check out.
@@ -191,6 +192,17 @@ $(BUILD)/tests/heap_misuse: tests/fixtures/heap_misuse.c all
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Wno-alloc-size-larger-than -fno-builtin -Iinclude $< -o $@ \
 		-L$(BUILD) -lexecinfo_ex_hooks \
 		-lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+# test_guard_pages.c: accesses a guard page stops at the instruction.
+$(BUILD)/tests/guard_access: tests/fixtures/guard_access.c all
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fno-builtin -Iinclude $< -o $@ \
+		-L$(BUILD) -lexecinfo_ex_hooks -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+$(BUILD)/tests/guard_vector: tests/fixtures/guard_vector.cpp all
+	@mkdir -p $(dir $@)
+	$(CXX) -O0 -g $< -o $@ -L$(BUILD) -Wl,--no-as-needed -lexecinfo_ex_hooks -Wl,--as-needed \
+		-Wl,-rpath,$(CURDIR)/$(BUILD)
 
 # A use after free that the hooks library's free fill turns into a
 # general-protection fault (tests/unit/test_fatal_edges.c).

@@ -126,7 +126,7 @@ static void check_report_file(const struct launch *launch, const struct options 
 
 void launch_check(struct launch *launch, struct options *parsed)
 {
-    char error[640];
+    char error[1024];
 
     options_defaults(parsed);
     if (options_parse(parsed, launch->options, error, sizeof error) < 0)

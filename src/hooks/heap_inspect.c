@@ -11,6 +11,7 @@
 #include "heap.h"
 #include "block_set.h"
 #include "heap_report.h"
+#include "guard_fault.h"
 #include "quarantine.h"
 #include "../base/json_out.h"
 #include "../base/text_out.h"
@@ -344,6 +345,9 @@ void heap_crash_section(int fd, int format, int signo, const void *siginfo,
 {
     (void)ucontext;
     (void)context;
+    /* A guard page's fault leads: the heap error found at the access
+     * (sample=N too, where nothing else is recorded). */
+    int guarded = guard_fault_section(fd, format, signo, siginfo);
     if (!heap.recording)
         return;
     uintptr_t named;
@@ -359,7 +363,9 @@ void heap_crash_section(int fd, int format, int signo, const void *siginfo,
     struct text_out out;
     uintptr_t address;
     text_out_init_fd(&out, fd, buffer, sizeof buffer);
-    if (fault_address(signo, siginfo, &address)) {
+    if (guarded) {
+        /* said above */
+    } else if (fault_address(signo, siginfo, &address)) {
         text_out_string(&out, "*** heap: the fault address\n");
         text_out_flush(&out);
         if (backtrace_heap_describe((void *)address, fd) == 0) {
