@@ -32,9 +32,8 @@
 
 /* 3: symbols carry a demangled name's offset, the header says whether
  * names were demangled; the inlined calls and their ranges follow the
- * lines (issue 15). 4: the image's checksum runs 16 lanes (issue 26).
- * A file of another format is refused. */
-#define CACHE_FORMAT 4
+ * lines (issue 15). A file of another format is refused. */
+#define CACHE_FORMAT 3
 static const char cache_magic[8] = { 'E', 'X', 'I', 'X', 'I', 'D', 'X', '\n' };
 
 struct cache_header {
@@ -99,42 +98,15 @@ static uint64_t mix(const unsigned char *bytes, size_t size, uint64_t lanes[4])
     return 0;
 }
 
-/* The image's checksum, on every warm load of every module: 16 lanes, not
- * 4, because each lane's step (xor, multiply, shift) waits for its last
- * one; 16 independent chains keep the multiplier busy. 245 KB (the
- * modules of /bin/true) took 55 us with 4 lanes, 15 us with 16
- * (docs/PERFORMANCE.md, "Free until the crash"). */
-#define IMAGE_LANES 16
-
-static void mix_wide(const unsigned char *bytes, size_t size, uint64_t lanes[IMAGE_LANES])
-{
-    const uint64_t k = 0x9e3779b97f4a7c15u;
-    size_t at = 0;
-    for (; at + 8 * IMAGE_LANES <= size; at += 8 * IMAGE_LANES)
-        for (int i = 0; i < IMAGE_LANES; i++) {
-            uint64_t word;
-            memcpy(&word, bytes + at + 8 * i, 8);
-            lanes[i] = (lanes[i] ^ word) * k;
-            lanes[i] ^= lanes[i] >> 29;
-        }
-    for (; at < size; at++) {
-        lanes[at % IMAGE_LANES] = (lanes[at % IMAGE_LANES] ^ bytes[at]) * k;
-        lanes[at % IMAGE_LANES] ^= lanes[at % IMAGE_LANES] >> 29;
-    }
-}
-
 uint64_t index_cache_image_checksum(const unsigned char *image, size_t size)
 {
-    uint64_t lanes[IMAGE_LANES];
-    for (int i = 0; i < IMAGE_LANES; i++)
-        lanes[i] = (uint64_t)i + 1;
-    lanes[IMAGE_LANES - 1] = (uint64_t)size;
+    uint64_t lanes[4] = { 1, 2, 3, (uint64_t)size };
     size_t after = INDEX_CACHE_CHECKSUM_AT + 8;
-    mix_wide(image, size < INDEX_CACHE_CHECKSUM_AT ? size : INDEX_CACHE_CHECKSUM_AT, lanes);
+    mix(image, size < INDEX_CACHE_CHECKSUM_AT ? size : INDEX_CACHE_CHECKSUM_AT, lanes);
     if (size > after)
-        mix_wide(image + after, size - after, lanes);
+        mix(image + after, size - after, lanes);
     uint64_t sum = 0;
-    for (int i = 0; i < IMAGE_LANES; i++)
+    for (int i = 0; i < 4; i++)
         sum = (sum ^ lanes[i]) * 0xff51afd7ed558ccdu + (uint64_t)i;
     return sum ^ (sum >> 33);
 }
