@@ -43,8 +43,8 @@ static int wanted(int signo, uint64_t signals, int dump_signal)
  * arriving in between already knows where to chain; one that changed in
  * the meantime (what sigaction returned) is published again after. All
  * signals in one publish, not one each: a publish copies the whole
- * config twice (23 KB), and nine of them were a tenth of what handler=1
- * cost a process at load (issue 26). */
+ * config twice (23 KB), and handler=1 made nine of them at load (issue
+ * 26; the gain is small beside the load's page faults, which stay). */
 static void install_signals(uint64_t signals, int dump_signal)
 {
     struct sigaction before[HANDLER_SIGNALS];
