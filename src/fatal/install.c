@@ -14,7 +14,6 @@
 #include "../base/environment.h"
 #include "../base/fd_write.h"
 #include "../symbolize/index.h"
-#include "../unwind/stack_walk.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -103,7 +102,6 @@ int backtrace_install_fatal_handler(const char *options)
     }
     pthread_mutex_lock(&install_lock);
     backtrace_refresh_index();
-    stack_walk_remember_this_stack();
     alternate_stack_give_this_thread();
     alternate_stack_for_new_threads(1);
     staged.options = parsed;
