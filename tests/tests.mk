@@ -19,6 +19,7 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
 	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
+	$(BUILD)/tests/early_crash \
 	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names \
 	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx \
 	$(BUILD)/tests/vector_after_free \
@@ -92,6 +93,14 @@ $(BUILD)/tests/cache_probe: tests/fixtures/cache_probe.c all
 $(BUILD)/tests/dlopen_crash: tests/fixtures/dlopen_crash.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $< -o $@ -ldl
+
+# Without our library: internal_index_cache.c runs it under LD_PRELOAD, and
+# it crashes in its constructor or at main's first instruction (main in
+# assembly: one file per architecture, as the Makefile's *_SOURCE).
+EARLY_CRASH_MAIN_SOURCE := tests/fixtures/early_crash_main_x86_64.S
+$(BUILD)/tests/early_crash: tests/fixtures/early_crash.c $(EARLY_CRASH_MAIN_SOURCE)
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $^ -o $@
 
 # Without our library either: it dlopens it, and calls its backtrace in
 # threads (test_dlopen.c).
@@ -259,7 +268,7 @@ $(BUILD)/tests/hostile_mangled.so: tests/fuzz/hostile_mangled.py
 
 $(BUILD)/tests/internal_%: tests/unit/internal_%.c tests/support.h all $(BUILD)/tests/cache_probe \
 	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/inline_program \
-	$(BUILD)/tests/hostile_mangled.so
+	$(BUILD)/tests/hostile_mangled.so $(BUILD)/tests/early_crash
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS) $(TEST_LIBS)
 
