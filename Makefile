@@ -32,8 +32,8 @@ THREAD_ARCH_SOURCE := src/threads/thread_arch_x86_64.c
 LEAK_ARCH_SOURCE := src/hooks/leak_arch_x86_64.c
 # The faulting instruction: its walker, the page-fault code's direction,
 # the hints' operand and canonical addresses.
-FAULT_ARCH_SOURCES := src/fatal/instruction_x86_64.c src/fatal/fault_access_x86_64.c \
-	src/fatal/fault_hint_x86_64.c
+FAULT_ACCESS_ARCH_SOURCES := src/fatal/instruction_x86_64.c src/fatal/fault_access_x86_64.c
+FAULT_ARCH_SOURCES := $(FAULT_ACCESS_ARCH_SOURCES) src/fatal/fault_hint_x86_64.c
 # The signal-safe world: objects whose undefined symbols must all be on
 # tests/tools/signal_safe_allowlist.txt (checked by make test).
 SIGNAL_SAFE_SOURCES := \
@@ -62,6 +62,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/fatal/collect.c \
 	src/fatal/fault_hint.c \
 	src/fatal/fault_access.c \
+	src/fatal/fault_access_words.c \
 	$(FAULT_ARCH_SOURCES) \
 	src/fatal/signal_frame.c \
 	src/fatal/report_text.c \
@@ -185,6 +186,11 @@ HOOKS_SOURCES  := $(sort $(filter-out src/hooks/leak_arch_%.c,$(wildcard src/hoo
 HOOKS_OBJECTS  := $(HOOKS_SOURCES:%.c=$(BUILD)/obj/%.o)
 HOOKS_BASE     := $(addprefix $(BUILD)/obj/src/base/,options.o environment.o fd_write.o text_out.o \
 	json_out.o report_file.o maps_reader.o path_pattern.o array_grow.o)
+# The fault access's decoding, for the report of a guard page's fault
+# (src/hooks/guard_fault.c), which the crash lead writes before the core's
+# report has said it.
+HOOKS_BASE     += $(addprefix $(BUILD)/obj/,src/fatal/fault_access.o src/fatal/fault_access_words.o \
+	$(FAULT_ACCESS_ARCH_SOURCES:%.c=%.o))
 # zlib gzips the heap profiles (src/hooks/profile_pprof.c).
 HOOKS_LIBS     := -lz
 HOOKS_SONAME   := libexecinfo_ex_hooks.so.$(SOVERSION)

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
@@ -132,6 +133,31 @@ static inline int count_of(const char *text, const char *needle)
     for (const char *at = strstr(text, needle); at != NULL; at = strstr(at + 1, needle))
         count++;
     return count;
+}
+
+/* The line of SOURCE (a path from the checkout, where make test runs) that
+ * holds MARK as a word of its own ("@read_1" is not "@read_16"): a
+ * fixture marks the lines a test expects in a report, so that no line
+ * number is written down twice. 0 when none does. */
+static inline int marked_line(const char *source, const char *mark)
+{
+    FILE *file = fopen(source, "r");
+    cr_assert_not_null(file, "%s: %s", source, strerror(errno));
+    char line[1024];
+    size_t length = strlen(mark);
+    int number = 0, found = 0;
+    while (found == 0 && fgets(line, sizeof line, file) != NULL) {
+        number++;
+        for (const char *at = strstr(line, mark); at != NULL && found == 0;
+             at = strstr(at + 1, mark)) {
+            char next = at[length];
+            if (!(next == '_' || (next >= '0' && next <= '9') || (next >= 'a' && next <= 'z') ||
+                  (next >= 'A' && next <= 'Z')))
+                found = number;
+        }
+    }
+    fclose(file);
+    return found;
 }
 
 #endif
