@@ -268,6 +268,30 @@ Test(guard_pages, a_vector_reference_kept_across_push_back_in_json, .timeout = 6
     cr_assert_eq(status, 0, "%s", result.output);
 }
 
+/* One set of facts, two renderers: the text and the JSON of a guard
+ * page's fault say the same (tests/tools/heap_report_facts.py), the
+ * access and the first frame of its stack included. */
+Test(guard_pages, text_and_json_of_a_guard_fault_carry_the_same_facts, .timeout = 60)
+{
+    static const char *const cases[][3] = {
+        { "overflow", "write", "8" }, { "after_free", "read", "sse" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        static struct child_result text, json;
+        char *arguments[] = { "guard_access", (char *)cases[i][0], (char *)cases[i][1],
+                              (char *)cases[i][2], NULL };
+        run_fixture("guard_pages=1", arguments, &text);
+        run_fixture("guard_pages=1:format=json", arguments, &json);
+        assert_died_by(&text, SIGSEGV);
+        assert_died_by(&json, SIGSEGV);
+        static char verdict[1 << 14];
+        cr_assert(heap_facts_agree(text.output, json.output, verdict, sizeof verdict),
+                  "%s %s %s: text and JSON differ:\n%s", cases[i][0], cases[i][1], cases[i][2],
+                  verdict);
+        cr_assert_not_null(strstr(verdict, "\"access_stack\": \""), "%s", verdict);
+    }
+}
+
 Test(guard_pages, sample_1000_finds_one_of_10000_reads_after_free, .timeout = 60)
 {
     static struct child_result result;
