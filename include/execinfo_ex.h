@@ -259,7 +259,8 @@ int backtrace_remove_crash_callback(backtrace_crash_callback *callback, void *co
  * report's header members (,"name":value members). It returns
  * BACKTRACE_LEAD_KEEP_TRACE, or BACKTRACE_LEAD_LEAVE_OUT_TRACE when the
  * signal's own trace is the library's and not the program's (an abort
- * the library raised): the report then says "*** backtrace: left out (the
+ * the library raised), or the lead wrote it already (the access stack
+ * of a guard page's fault): the report then says "*** backtrace: left out (the
  * heap error above says where)", or "backtrace_left_out":true in JSON,
  * instead of the trace and its modules. One lead at a time: set it to
  * NULL before the library is unloaded. Returns 0. Not AS-Safe. MT-Safe. */

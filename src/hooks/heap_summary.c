@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define SUMMARY_FRAMES 64
-#define TEXT_MAX_READ 2048
+#define TEXT_MAX_READ 1024
 #define LINE_MAX_READ 1024
 #define INLINED_PREFIX "    inlined: "
 
