@@ -10,7 +10,7 @@
  * (heap_frames=1:free_frames=0:guard=0:quarantine=0:free_fill=off), glibc's mtrace, our
  * mtrace, our profiler (execinfo_ex_heap --profile's options: a pprof
  * profile at exit), heaptrack (recording only), an ASan build (pool and churn),
- * guard_pages=1, sample=1000 and valgrind's memcheck (issue 25). One run is one fork + exec + wait4, timed with
+ * guard_pages=1, sample=N (HEAP_BENCH_SAMPLE, 1000) and valgrind's memcheck (issue 25). One run is one fork + exec + wait4, timed with
  * CLOCK_MONOTONIC, its peak RSS from wait4's ru_maxrss. It prints a
  * markdown table of medians per workload and the summary against the heap
  * targets. Benchmarks, not tests: no timing is asserted; the exit status is
@@ -21,7 +21,7 @@
  * Run: make bench (which builds it and the programs it runs), or
  *   build/bench/heap/heap_bench [--help]
  * Environment: HEAP_BENCH_REPEATS, HEAP_BENCH_WORKLOADS, HEAP_BENCH_SKIP,
- * HEAP_BENCH_POOL_OPS, HEAP_BENCH_CHURN_OPS, HEAP_BENCH_PY_COUNT.
+ * HEAP_BENCH_POOL_OPS, HEAP_BENCH_CHURN_OPS, HEAP_BENCH_PY_COUNT, HEAP_BENCH_SAMPLE.
  * The paths of the programs are compiled in by bench/bench.mk. */
 #define _GNU_SOURCE
 #include "../timing.h"
@@ -73,7 +73,8 @@ enum contender_kind {
 enum workload_kind { POOL, CHURN, PYTHON, WORKLOADS };
 enum row_state { ROW_MEASURED, ROW_SKIPPED, ROW_NA, ROW_FAILED };
 
-static const char *const contender_names[CONTENDERS] = {
+/* Not const: the sample row's name says its N (HEAP_BENCH_SAMPLE). */
+static const char *contender_names[CONTENDERS] = {
     "plain", "hooks heap=0", "hooks full recording", "hooks least recording", "glibc mtrace",
     "hooks mtrace (heap=0)", "hooks profiler", "heaptrack", "ASan build",
     "hooks guard_pages=1", "hooks sample=1000", "valgrind memcheck",
@@ -88,7 +89,7 @@ static const char *const contender_keys[CONTENDERS] = {
 
 /* Issue 25: every block guarded; GWP-ASan's production mode. */
 #define GUARD_OPTIONS "EXECINFO_EX_OPTIONS=guard_pages=1"
-#define SAMPLE_OPTIONS "EXECINFO_EX_OPTIONS=sample=1000:sample_seed=1"
+#define DEFAULT_SAMPLE 1000
 /* valgrind's memcheck, the checker that needs no rebuild: errors on, its
  * leak check off (as the ASan row's detect_leaks=0). */
 #define VALGRIND_FLAGS "--tool=memcheck", "--leak-check=no", "-q"
@@ -151,6 +152,8 @@ static struct {
     const char *heaptrack_flag;  /* the record-only flag, or NULL */
     int have_heaptrack;
     int have_valgrind;
+    char sample_name[64];        /* "hooks sample=N" */
+    char sample_options[128];    /* its EXECINFO_EX_OPTIONS */
 } setup;
 
 static void cleanup(void);
@@ -175,8 +178,9 @@ static void usage(void)
            "Runs pool, churn and CPython (%s) as whole processes under: plain, the\n"
            "hooks library with heap=0, the defaults and the least recording, glibc\n"
            "mtrace, our mtrace, our profiler, heaptrack (record only), guard_pages=1,\n"
-           "sample=1000, valgrind memcheck, ASan builds of pool and churn; prints markdown tables of the medians of wall time and peak RSS,\n"
-           "and the heap targets' summary.\n"
+           "sample=N, valgrind memcheck, ASan builds of pool and churn; prints\n"
+           "markdown tables of the medians of wall time and peak RSS, and the heap\n"
+           "targets' summary.\n"
            "Environment:\n"
            "  HEAP_BENCH_REPEATS    runs per contender (default %d, at most %d)\n"
            "  HEAP_BENCH_WORKLOADS  comma-separated, of pool,churn,python (default all)\n"
@@ -187,9 +191,10 @@ static void usage(void)
            "  HEAP_BENCH_POOL_OPS   pool replacements (default %d, of " DEFAULT_POOL_LIVE " blocks)\n"
            "  HEAP_BENCH_CHURN_OPS  churn operations (default %d)\n"
            "  HEAP_BENCH_PY_COUNT   dict_of_lists.py count (default %d)\n"
+           "  HEAP_BENCH_SAMPLE     the sample row's N (default %d; sample_seed=1)\n"
            "Exit status 1 only for a broken setup, never for a timing.\n",
            HEAP_PYTHON, DEFAULT_REPEATS, MAX_REPEATS, DEFAULT_SKIP, DEFAULT_POOL_OPS,
-           DEFAULT_CHURN_OPS, DEFAULT_PY_COUNT);
+           DEFAULT_CHURN_OPS, DEFAULT_PY_COUNT, DEFAULT_SAMPLE);
 }
 
 /* A positive number from the environment, or FALLBACK. */
@@ -417,7 +422,7 @@ static void build_command(enum contender_kind kind, const struct workload *workl
         break;
     case SAMPLE:
         add_environment(command, setup.hooks_preload);
-        add_environment(command, SAMPLE_OPTIONS);
+        add_environment(command, setup.sample_options);
         break;
     case VALGRIND: {
         static const char *const flags[] = { HEAP_VALGRIND, VALGRIND_FLAGS };
@@ -725,7 +730,7 @@ static void contender_notes(enum contender_kind kind, const struct row *row, cha
         snprintf(notes, size, "%s", GUARD_OPTIONS);
         break;
     case SAMPLE:
-        snprintf(notes, size, "%s", SAMPLE_OPTIONS);
+        snprintf(notes, size, "%s", setup.sample_options);
         break;
     case VALGRIND:
         snprintf(notes, size, "%s --tool=memcheck --leak-check=no -q", HEAP_VALGRIND);
@@ -798,7 +803,7 @@ static void wall_target(const struct row rows[WORKLOADS][CONTENDERS], const int 
 }
 
 /* KIND's wall time over BASE's, same run, on every workload measured:
- * at most BOUND (sample=1000 against heap=0, issue 25). */
+ * at most BOUND (sample=N against heap=0, issue 25). */
 static void wall_target_against(const struct row rows[WORKLOADS][CONTENDERS],
                                 const int chosen[WORKLOADS], enum contender_kind kind,
                                 enum contender_kind base, double bound)
@@ -916,6 +921,11 @@ int main(int argc, char **argv)
     long pool_ops = environment_number("HEAP_BENCH_POOL_OPS", DEFAULT_POOL_OPS);
     long churn_ops = environment_number("HEAP_BENCH_CHURN_OPS", DEFAULT_CHURN_OPS);
     long py_count = environment_number("HEAP_BENCH_PY_COUNT", DEFAULT_PY_COUNT);
+    long sample = environment_number("HEAP_BENCH_SAMPLE", DEFAULT_SAMPLE);
+    snprintf(setup.sample_name, sizeof setup.sample_name, "hooks sample=%ld", sample);
+    snprintf(setup.sample_options, sizeof setup.sample_options,
+             "EXECINFO_EX_OPTIONS=sample=%ld:sample_seed=1", sample);
+    contender_names[SAMPLE] = setup.sample_name;
     const char *only = getenv("HEAP_BENCH_WORKLOADS");
     setup.skip = getenv("HEAP_BENCH_SKIP") != NULL ? getenv("HEAP_BENCH_SKIP") : DEFAULT_SKIP;
     if (repeats > MAX_REPEATS)
