@@ -10,7 +10,8 @@
  * (heap_frames=1:free_frames=0:guard=0:quarantine=0:free_fill=off), glibc's mtrace, our
  * mtrace, our profiler (execinfo_ex_heap --profile's options: a pprof
  * profile at exit), heaptrack (recording only), an ASan build (pool and churn),
- * guard_pages=1, sample=N (HEAP_BENCH_SAMPLE, 1000) and valgrind's memcheck (issue 25). One run is one fork + exec + wait4, timed with
+ * guard_pages=1, sample=N (HEAP_BENCH_SAMPLE, 1000) and valgrind's
+ * memcheck (issue 25). One run is one fork + exec + wait4, timed with
  * CLOCK_MONOTONIC, its peak RSS from wait4's ru_maxrss. It prints a
  * markdown table of medians per workload and the summary against the heap
  * targets. Benchmarks, not tests: no timing is asserted; the exit status is
