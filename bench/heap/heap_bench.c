@@ -12,7 +12,9 @@
  * profile at exit), heaptrack (recording only), an ASan build (pool and churn),
  * guard_pages=1, sample=N (HEAP_BENCH_SAMPLE, 1000) and valgrind's
  * memcheck (issue 25). One run is one fork + exec + wait4, timed with
- * CLOCK_MONOTONIC, its peak RSS from wait4's ru_maxrss. It prints a
+ * CLOCK_MONOTONIC, its peak RSS from wait4's ru_maxrss, its CPU time
+ * (user + system, which another process's load changes less than the
+ * wall) from wait4's rusage. It prints a
  * markdown table of medians per workload and the summary against the heap
  * targets. Benchmarks, not tests: no timing is asserted; the exit status is
  * 1 only for a broken setup (a missing program or preload library, a run
@@ -116,6 +118,7 @@ struct row {
     enum row_state state;
     int runs;
     double wall_s[MAX_REPEATS];
+    double cpu_s[MAX_REPEATS];
     double rss_kib[MAX_REPEATS];
     double trace_bytes[MAX_REPEATS];
     char why[512];               /* FAILED or skipped: the reason */
@@ -129,6 +132,7 @@ struct command {
 
 struct run {
     double wall_s;
+    double cpu_s;                /* user + system, the child's and its waited-for ones' */
     long rss_kib;
     int status;
     long long trace_bytes;
@@ -344,6 +348,8 @@ static void run_once(const struct command *command, struct run *run)
             fail("wait4: %s", strerror(errno));
     run->wall_s = (double)(now_ns() - start) / 1e9;
     run->rss_kib = usage.ru_maxrss;
+    run->cpu_s = (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                 (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
     run->trace_bytes = empty_trace_dir();
     read_error_head(run->error, sizeof run->error);
 }
@@ -656,6 +662,7 @@ static void measure_one(enum contender_kind kind, const struct workload *workloa
         return;
     }
     row->wall_s[row->runs] = run.wall_s;
+    row->cpu_s[row->runs] = run.cpu_s;
     row->rss_kib[row->runs] = (double)run.rss_kib;
     row->trace_bytes[row->runs] = (double)run.trace_bytes;
     row->runs++;
@@ -684,6 +691,11 @@ static void measure_workload(struct workload *workload, struct row rows[CONTENDE
 static double median_wall(const struct row *row)
 {
     return median(row->wall_s, (size_t)row->runs);
+}
+
+static double median_cpu(const struct row *row)
+{
+    return median(row->cpu_s, (size_t)row->runs);
 }
 
 static double median_rss(const struct row *row)
@@ -748,14 +760,14 @@ static void print_row(enum contender_kind kind, const struct row *row, const str
 
     if (row->state != ROW_MEASURED) {
         const char *mark = row->state == ROW_FAILED ? "FAILED" : row->state == ROW_NA ? "n/a" : "-";
-        printf("| %s | %s | %s | %s | %s | %s%s |\n", contender_names[kind], mark, mark, mark, mark,
-               row->state == ROW_FAILED ? "FAILED: " : "", row->why);
+        printf("| %s | %s | %s | %s | %s | %s | %s%s |\n", contender_names[kind], mark, mark, mark,
+               mark, mark, row->state == ROW_FAILED ? "FAILED: " : "", row->why);
         return;
     }
     contender_notes(kind, row, notes, sizeof notes);
-    printf("| %s | %.3f | %.2fx | %.1f | %.2fx | %s |\n", contender_names[kind], median_wall(row),
-           median_wall(row) / median_wall(plain), median_rss(row) / 1024,
-           median_rss(row) / median_rss(plain), notes);
+    printf("| %s | %.3f | %.2fx | %.3f | %.1f | %.2fx | %s |\n", contender_names[kind],
+           median_wall(row), median_wall(row) / median_wall(plain), median_cpu(row),
+           median_rss(row) / 1024, median_rss(row) / median_rss(plain), notes);
 }
 
 static void print_table(const struct workload *workload, const struct row rows[CONTENDERS],
@@ -764,9 +776,9 @@ static void print_table(const struct workload *workload, const struct row rows[C
     printf("\n### %s\n\n", workload->title);
     printf("Medians of %d interleaved runs; output checked against plain's: %.*s\n\n", repeats,
            (int)strcspn(workload->expected, "\n"), workload->expected);
-    printf("| contender | median wall s | ratio to plain | median peak RSS MiB | ratio to plain "
-           "| notes |\n");
-    printf("| --- | ---: | ---: | ---: | ---: | --- |\n");
+    printf("| contender | median wall s | ratio to plain | median CPU s | median peak RSS MiB "
+           "| ratio to plain | notes |\n");
+    printf("| --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
     for (int c = 0; c < CONTENDERS; c++)
         print_row((enum contender_kind)c, &rows[c], &rows[PLAIN]);
 }
@@ -821,7 +833,9 @@ static void wall_target_against(const struct row rows[WORKLOADS][CONTENDERS],
             unknown = 1;
             continue;
         }
-        printf(" %s %.3fx,", workload_keys[w], ours / theirs);
+        const struct row *a = &rows[w][kind], *b = &rows[w][base];
+        printf(" %s %.3fx (CPU %.3fx),", workload_keys[w], ours / theirs,
+               median_cpu(a) / median_cpu(b));
         met &= ours / theirs <= bound;
     }
     printf(" %s\n", unknown ? "unknown (a row did not run)" : met ? "met" : "not met");
