@@ -11,6 +11,9 @@
 # themselves (bench, first_call_helper_libunwind) get -lunwind.
 
 BENCH_DIR          := $(BUILD)/bench
+# The whole-process benchmarks run on one CPU (the other helpers' load
+# moves between the two; PERFORMANCE.md): `make bench BENCH_PIN=` unpins.
+BENCH_PIN          ?= taskset -c 1
 BENCH_THREADS_LOAD_RUNS ?= 11
 
 # BENCH_QUICK=1 (make bench-smoke, run by .ci/run): every benchmark builds
@@ -87,7 +90,7 @@ bench: $(BENCH_PROGRAMS) $(HEAP_BENCH_PROGRAMS) $(BUILD)/bin/execinfo_ex_leaks $
 	$(BENCH_DIR)/bench
 	$(DEMANGLE_BENCH_RUN)
 	$(BENCH_DIR)/load_cost $(CURDIR)/$(BUILD) $(BENCH_LOAD_RUNS)
-	$(HEAP_BENCH_DIR)/heap_bench
+	$(BENCH_PIN) $(HEAP_BENCH_DIR)/heap_bench
 	@echo "== one leak check with 1,000,000 live blocks, ours and LSan's (issue 24)"
 	$(HEAP_BENCH_DIR)/leak_cost $(BENCH_LEAK_COST_ARGS)
 	$(HEAP_BENCH_DIR)/leak_cost_lsan $(BENCH_LEAK_COST_ARGS)
@@ -223,11 +226,13 @@ $(BENCH_DIR)/many/module199.so: bench/dlopen_module.c
 # mtrace_start.so, preloaded after libc_malloc_debug.so.0, makes it.
 HEAP_PYTHON       ?= /usr/bin/python3
 HEAP_HEAPTRACK    ?= /usr/bin/heaptrack
+HEAP_VALGRIND     ?= $(or $(shell command -v valgrind 2>/dev/null),/usr/bin/valgrind)
 HEAP_MALLOC_DEBUG ?= $(abspath $(shell $(CC) -print-file-name=libc_malloc_debug.so.0))
 HEAP_BENCH_DEFINES := -DHEAP_BENCH_DIR='"$(CURDIR)/$(HEAP_BENCH_DIR)"' \
 	-DHEAP_HOOKS_LIBRARY='"$(CURDIR)/$(BUILD)/libexecinfo_ex_hooks.so"' \
 	-DHEAP_PYTHON='"$(HEAP_PYTHON)"' -DHEAP_PY_SCRIPT='"$(CURDIR)/bench/heap/dict_of_lists.py"' \
-	-DHEAP_MALLOC_DEBUG='"$(HEAP_MALLOC_DEBUG)"' -DHEAP_HEAPTRACK='"$(HEAP_HEAPTRACK)"'
+	-DHEAP_MALLOC_DEBUG='"$(HEAP_MALLOC_DEBUG)"' -DHEAP_HEAPTRACK='"$(HEAP_HEAPTRACK)"' \
+	-DHEAP_VALGRIND='"$(HEAP_VALGRIND)"'
 
 # bench.mk is a prerequisite: the paths above are in the binary.
 $(HEAP_BENCH_DIR)/heap_bench: bench/heap/heap_bench.c bench/timing.h bench/bench.mk

@@ -9,8 +9,12 @@
  * defaults (full recording) and with the least recording
  * (heap_frames=1:free_frames=0:guard=0:quarantine=0:free_fill=off), glibc's mtrace, our
  * mtrace, our profiler (execinfo_ex_heap --profile's options: a pprof
- * profile at exit), heaptrack (recording only) and an ASan build (pool and churn). One run is one fork + exec + wait4, timed with
- * CLOCK_MONOTONIC, its peak RSS from wait4's ru_maxrss. It prints a
+ * profile at exit), heaptrack (recording only), an ASan build (pool and churn),
+ * guard_pages=1, sample=N (HEAP_BENCH_SAMPLE, 1000) and valgrind's
+ * memcheck (issue 25). One run is one fork + exec + wait4, timed with
+ * CLOCK_MONOTONIC, its peak RSS from wait4's ru_maxrss, its CPU time
+ * (user + system, which another process's load changes less than the
+ * wall) from wait4's rusage. It prints a
  * markdown table of medians per workload and the summary against the heap
  * targets. Benchmarks, not tests: no timing is asserted; the exit status is
  * 1 only for a broken setup (a missing program or preload library, a run
@@ -20,7 +24,7 @@
  * Run: make bench (which builds it and the programs it runs), or
  *   build/bench/heap/heap_bench [--help]
  * Environment: HEAP_BENCH_REPEATS, HEAP_BENCH_WORKLOADS, HEAP_BENCH_SKIP,
- * HEAP_BENCH_POOL_OPS, HEAP_BENCH_CHURN_OPS, HEAP_BENCH_PY_COUNT.
+ * HEAP_BENCH_POOL_OPS, HEAP_BENCH_CHURN_OPS, HEAP_BENCH_PY_COUNT, HEAP_BENCH_SAMPLE.
  * The paths of the programs are compiled in by bench/bench.mk. */
 #define _GNU_SOURCE
 #include "../timing.h"
@@ -40,7 +44,8 @@
 #include <unistd.h>
 
 #if !defined(HEAP_BENCH_DIR) || !defined(HEAP_HOOKS_LIBRARY) || !defined(HEAP_PYTHON) || \
-    !defined(HEAP_PY_SCRIPT) || !defined(HEAP_MALLOC_DEBUG) || !defined(HEAP_HEAPTRACK)
+    !defined(HEAP_PY_SCRIPT) || !defined(HEAP_MALLOC_DEBUG) || !defined(HEAP_HEAPTRACK) ||  \
+    !defined(HEAP_VALGRIND)
 #error "built by bench/bench.mk, which defines the paths of the programs"
 #endif
 
@@ -66,27 +71,31 @@ extern char **environ;
 
 enum contender_kind {
     PLAIN, HOOKS_OFF, HOOKS_FULL, HOOKS_LEAST, MTRACE, OUR_MTRACE, PROFILER, HEAPTRACK, ASAN,
-    GUARD_PAGES, SAMPLE, CONTENDERS
+    GUARD_PAGES, SAMPLE, VALGRIND, CONTENDERS
 };
 enum workload_kind { POOL, CHURN, PYTHON, WORKLOADS };
 enum row_state { ROW_MEASURED, ROW_SKIPPED, ROW_NA, ROW_FAILED };
 
-static const char *const contender_names[CONTENDERS] = {
+/* Not const: the sample row's name says its N (HEAP_BENCH_SAMPLE). */
+static const char *contender_names[CONTENDERS] = {
     "plain", "hooks heap=0", "hooks full recording", "hooks least recording", "glibc mtrace",
     "hooks mtrace (heap=0)", "hooks profiler", "heaptrack", "ASan build",
-    "hooks guard_pages=1", "hooks sample=1000",
+    "hooks guard_pages=1", "hooks sample=1000", "valgrind memcheck",
 };
 
 /* Short names, for HEAP_BENCH_WORKLOADS and HEAP_BENCH_SKIP. */
 static const char *const workload_keys[WORKLOADS] = { "pool", "churn", "python" };
 static const char *const contender_keys[CONTENDERS] = {
     "plain", "heap0", "full", "least", "mtrace", "ourmtrace", "profile", "heaptrack", "asan",
-    "guard", "sample",
+    "guard", "sample", "valgrind",
 };
 
 /* Issue 25: every block guarded; GWP-ASan's production mode. */
 #define GUARD_OPTIONS "EXECINFO_EX_OPTIONS=guard_pages=1"
-#define SAMPLE_OPTIONS "EXECINFO_EX_OPTIONS=sample=1000:sample_seed=1"
+#define DEFAULT_SAMPLE 1000
+/* valgrind's memcheck, the checker that needs no rebuild: errors on, its
+ * leak check off (as the ASan row's detect_leaks=0). */
+#define VALGRIND_FLAGS "--tool=memcheck", "--leak-check=no", "-q"
 
 /* The least recording the options allow: one frame, no guards, no
  * quarantine, no fill (the issue's fixed-cost column). */
@@ -109,6 +118,7 @@ struct row {
     enum row_state state;
     int runs;
     double wall_s[MAX_REPEATS];
+    double cpu_s[MAX_REPEATS];
     double rss_kib[MAX_REPEATS];
     double trace_bytes[MAX_REPEATS];
     char why[512];               /* FAILED or skipped: the reason */
@@ -122,6 +132,7 @@ struct command {
 
 struct run {
     double wall_s;
+    double cpu_s;                /* user + system, the child's and its waited-for ones' */
     long rss_kib;
     int status;
     long long trace_bytes;
@@ -145,6 +156,9 @@ static struct {
     char heaptrack_output[PATH_MAX];
     const char *heaptrack_flag;  /* the record-only flag, or NULL */
     int have_heaptrack;
+    int have_valgrind;
+    char sample_name[64];        /* "hooks sample=N" */
+    char sample_options[128];    /* its EXECINFO_EX_OPTIONS */
 } setup;
 
 static void cleanup(void);
@@ -168,22 +182,24 @@ static void usage(void)
     printf("usage: heap_bench [--help]\n"
            "Runs pool, churn and CPython (%s) as whole processes under: plain, the\n"
            "hooks library with heap=0, the defaults and the least recording, glibc\n"
-           "mtrace, our mtrace, our profiler, heaptrack (record only), guard_pages=1, sample=1000, ASan builds\n"
-           "of pool and\n"
-           "churn; prints markdown tables of the medians of wall time and peak RSS,\n"
-           "and the heap targets' summary.\n"
+           "mtrace, our mtrace, our profiler, heaptrack (record only), guard_pages=1,\n"
+           "sample=N, valgrind memcheck, ASan builds of pool and churn; prints\n"
+           "markdown tables of the medians of wall time and peak RSS, and the heap\n"
+           "targets' summary.\n"
            "Environment:\n"
            "  HEAP_BENCH_REPEATS    runs per contender (default %d, at most %d)\n"
            "  HEAP_BENCH_WORKLOADS  comma-separated, of pool,churn,python (default all)\n"
            "  HEAP_BENCH_SKIP       rows left out, comma-separated contender-workload\n"
            "                        (contenders: plain heap0 full least mtrace ourmtrace\n"
-           "                        profile heaptrack asan guard sample; default %s, \"none\" for none)\n"
+           "                        profile heaptrack asan guard sample valgrind; default %s,\n"
+           "                        \"none\" for none)\n"
            "  HEAP_BENCH_POOL_OPS   pool replacements (default %d, of " DEFAULT_POOL_LIVE " blocks)\n"
            "  HEAP_BENCH_CHURN_OPS  churn operations (default %d)\n"
            "  HEAP_BENCH_PY_COUNT   dict_of_lists.py count (default %d)\n"
+           "  HEAP_BENCH_SAMPLE     the sample row's N (default %d; sample_seed=1)\n"
            "Exit status 1 only for a broken setup, never for a timing.\n",
            HEAP_PYTHON, DEFAULT_REPEATS, MAX_REPEATS, DEFAULT_SKIP, DEFAULT_POOL_OPS,
-           DEFAULT_CHURN_OPS, DEFAULT_PY_COUNT);
+           DEFAULT_CHURN_OPS, DEFAULT_PY_COUNT, DEFAULT_SAMPLE);
 }
 
 /* A positive number from the environment, or FALLBACK. */
@@ -332,6 +348,8 @@ static void run_once(const struct command *command, struct run *run)
             fail("wait4: %s", strerror(errno));
     run->wall_s = (double)(now_ns() - start) / 1e9;
     run->rss_kib = usage.ru_maxrss;
+    run->cpu_s = (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                 (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
     run->trace_bytes = empty_trace_dir();
     read_error_head(run->error, sizeof run->error);
 }
@@ -411,8 +429,14 @@ static void build_command(enum contender_kind kind, const struct workload *workl
         break;
     case SAMPLE:
         add_environment(command, setup.hooks_preload);
-        add_environment(command, SAMPLE_OPTIONS);
+        add_environment(command, setup.sample_options);
         break;
+    case VALGRIND: {
+        static const char *const flags[] = { HEAP_VALGRIND, VALGRIND_FLAGS };
+        for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+            add_argument(command, flags[i]);
+        break;
+    }
     case CONTENDERS:
         break;
     }
@@ -555,6 +579,7 @@ static void prepare(void)
     path_printf(setup.profiler_options, sizeof setup.profiler_options,
                 "EXECINFO_EX_OPTIONS=" PROFILER_OPTIONS ":profile=%s/profile.pb.gz", setup.trace_dir);
     setup.have_heaptrack = is_executable(HEAP_HEAPTRACK);
+    setup.have_valgrind = is_executable(HEAP_VALGRIND);
     if (setup.have_heaptrack)
         choose_heaptrack_flag();
 }
@@ -593,6 +618,10 @@ static void initial_state(enum contender_kind kind, const struct workload *workl
         row->state = ROW_SKIPPED;
         snprintf(row->why, sizeof row->why, "skipped: heaptrack not installed (%s)",
                  HEAP_HEAPTRACK);
+    } else if (kind == VALGRIND && !setup.have_valgrind) {
+        row->state = ROW_SKIPPED;
+        snprintf(row->why, sizeof row->why, "skipped: valgrind not installed (%s)",
+                 HEAP_VALGRIND);
     } else if (kind == ASAN && workload->kind == PYTHON) {
         row->state = ROW_NA;
         snprintf(row->why, sizeof row->why, "n/a: the ASan contender is a build of pool or churn");
@@ -633,6 +662,7 @@ static void measure_one(enum contender_kind kind, const struct workload *workloa
         return;
     }
     row->wall_s[row->runs] = run.wall_s;
+    row->cpu_s[row->runs] = run.cpu_s;
     row->rss_kib[row->runs] = (double)run.rss_kib;
     row->trace_bytes[row->runs] = (double)run.trace_bytes;
     row->runs++;
@@ -661,6 +691,11 @@ static void measure_workload(struct workload *workload, struct row rows[CONTENDE
 static double median_wall(const struct row *row)
 {
     return median(row->wall_s, (size_t)row->runs);
+}
+
+static double median_cpu(const struct row *row)
+{
+    return median(row->cpu_s, (size_t)row->runs);
 }
 
 static double median_rss(const struct row *row)
@@ -708,7 +743,10 @@ static void contender_notes(enum contender_kind kind, const struct row *row, cha
         snprintf(notes, size, "%s", GUARD_OPTIONS);
         break;
     case SAMPLE:
-        snprintf(notes, size, "%s", SAMPLE_OPTIONS);
+        snprintf(notes, size, "%s", setup.sample_options);
+        break;
+    case VALGRIND:
+        snprintf(notes, size, "%s --tool=memcheck --leak-check=no -q", HEAP_VALGRIND);
         break;
     case CONTENDERS:
         notes[0] = '\0';
@@ -722,14 +760,14 @@ static void print_row(enum contender_kind kind, const struct row *row, const str
 
     if (row->state != ROW_MEASURED) {
         const char *mark = row->state == ROW_FAILED ? "FAILED" : row->state == ROW_NA ? "n/a" : "-";
-        printf("| %s | %s | %s | %s | %s | %s%s |\n", contender_names[kind], mark, mark, mark, mark,
-               row->state == ROW_FAILED ? "FAILED: " : "", row->why);
+        printf("| %s | %s | %s | %s | %s | %s | %s%s |\n", contender_names[kind], mark, mark, mark,
+               mark, mark, row->state == ROW_FAILED ? "FAILED: " : "", row->why);
         return;
     }
     contender_notes(kind, row, notes, sizeof notes);
-    printf("| %s | %.3f | %.2fx | %.1f | %.2fx | %s |\n", contender_names[kind], median_wall(row),
-           median_wall(row) / median_wall(plain), median_rss(row) / 1024,
-           median_rss(row) / median_rss(plain), notes);
+    printf("| %s | %.3f | %.2fx | %.3f | %.1f | %.2fx | %s |\n", contender_names[kind],
+           median_wall(row), median_wall(row) / median_wall(plain), median_cpu(row),
+           median_rss(row) / 1024, median_rss(row) / median_rss(plain), notes);
 }
 
 static void print_table(const struct workload *workload, const struct row rows[CONTENDERS],
@@ -738,9 +776,9 @@ static void print_table(const struct workload *workload, const struct row rows[C
     printf("\n### %s\n\n", workload->title);
     printf("Medians of %d interleaved runs; output checked against plain's: %.*s\n\n", repeats,
            (int)strcspn(workload->expected, "\n"), workload->expected);
-    printf("| contender | median wall s | ratio to plain | median peak RSS MiB | ratio to plain "
-           "| notes |\n");
-    printf("| --- | ---: | ---: | ---: | ---: | --- |\n");
+    printf("| contender | median wall s | ratio to plain | median CPU s | median peak RSS MiB "
+           "| ratio to plain | notes |\n");
+    printf("| --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
     for (int c = 0; c < CONTENDERS; c++)
         print_row((enum contender_kind)c, &rows[c], &rows[PLAIN]);
 }
@@ -773,6 +811,32 @@ static void wall_target(const struct row rows[WORKLOADS][CONTENDERS], const int 
         }
         printf(" %s %.2fx,", workload_keys[w], ratio);
         met &= ratio <= bound;
+    }
+    printf(" %s\n", unknown ? "unknown (a row did not run)" : met ? "met" : "not met");
+}
+
+/* KIND's wall time over BASE's, same run, on every workload measured:
+ * at most BOUND (sample=N against heap=0, issue 25). */
+static void wall_target_against(const struct row rows[WORKLOADS][CONTENDERS],
+                                const int chosen[WORKLOADS], enum contender_kind kind,
+                                enum contender_kind base, double bound)
+{
+    int met = 1, unknown = 0;
+
+    printf("- %s wall <= %.2fx %s's:", contender_keys[kind], bound, contender_keys[base]);
+    for (int w = 0; w < WORKLOADS; w++) {
+        if (!chosen[w])
+            continue;
+        double ours = wall_ratio(rows, w, kind), theirs = wall_ratio(rows, w, base);
+        if (ours < 0 || theirs < 0) {
+            printf(" %s not measured,", workload_keys[w]);
+            unknown = 1;
+            continue;
+        }
+        const struct row *a = &rows[w][kind], *b = &rows[w][base];
+        printf(" %s %.3fx (CPU %.3fx),", workload_keys[w], ours / theirs,
+               median_cpu(a) / median_cpu(b));
+        met &= ours / theirs <= bound;
     }
     printf(" %s\n", unknown ? "unknown (a row did not run)" : met ? "met" : "not met");
 }
@@ -846,7 +910,7 @@ static void print_summary(const struct row rows[WORKLOADS][CONTENDERS], const in
     wall_target(rows, chosen, HOOKS_FULL, "full recording", 2.0);
     heaptrack_target(rows, chosen);
     wall_target(rows, chosen, HOOKS_OFF, "heap=0", 1.03);
-    wall_target(rows, chosen, SAMPLE, "sample=1000", 1.03);
+    wall_target_against(rows, chosen, SAMPLE, HOOKS_OFF, 1.02);
     if (chosen[PYTHON])
         rss_target(rows, PYTHON, PLAIN, 1.5);
     if (chosen[POOL])
@@ -872,6 +936,11 @@ int main(int argc, char **argv)
     long pool_ops = environment_number("HEAP_BENCH_POOL_OPS", DEFAULT_POOL_OPS);
     long churn_ops = environment_number("HEAP_BENCH_CHURN_OPS", DEFAULT_CHURN_OPS);
     long py_count = environment_number("HEAP_BENCH_PY_COUNT", DEFAULT_PY_COUNT);
+    long sample = environment_number("HEAP_BENCH_SAMPLE", DEFAULT_SAMPLE);
+    snprintf(setup.sample_name, sizeof setup.sample_name, "hooks sample=%ld", sample);
+    snprintf(setup.sample_options, sizeof setup.sample_options,
+             "EXECINFO_EX_OPTIONS=sample=%ld:sample_seed=1", sample);
+    contender_names[SAMPLE] = setup.sample_name;
     const char *only = getenv("HEAP_BENCH_WORKLOADS");
     setup.skip = getenv("HEAP_BENCH_SKIP") != NULL ? getenv("HEAP_BENCH_SKIP") : DEFAULT_SKIP;
     if (repeats > MAX_REPEATS)

@@ -50,6 +50,7 @@ void options_defaults(struct options *options)
     options->guard_pages = 0;
     options->guard_pages_max = (size_t)128 << 20;
     options->guard_pages_budget = 0;
+    options->sample_slots = 16;
 }
 
 int options_parse_size(const char *text, size_t length, size_t *out)
@@ -261,6 +262,11 @@ static int parse_guard_pages_budget(struct options *o, const char *v, size_t n)
 static int parse_sample(struct options *o, const char *v, size_t n)
 {
     return parse_bounded(v, n, 0, (size_t)1 << 30, &o->sample);
+}
+
+static int parse_sample_slots(struct options *o, const char *v, size_t n)
+{
+    return parse_bounded(v, n, 1, (size_t)1 << 16, &o->sample_slots);
 }
 
 static int parse_sample_seed(struct options *o, const char *v, size_t n)
@@ -519,6 +525,7 @@ static const struct {
     { "guard_pages", parse_guard_pages }, { "guard_pages_max", parse_guard_pages_max },
     { "guard_pages_budget", parse_guard_pages_budget },
     { "sample", parse_sample },       { "sample_seed", parse_sample_seed },
+    { "sample_slots", parse_sample_slots },
 };
 
 #define KNOWN_COUNT (sizeof known_options / sizeof known_options[0])

@@ -76,6 +76,8 @@ struct options {
                                  its stacks; the others go to glibc as with heap=0
                                  (recording is off); 0 (default): off */
     uint64_t sample_seed;     /* sample_seed=S: the choice repeatable; 0: a random seed */
+    size_t sample_slots;      /* sample_slots=N: guarded slots of sample=N, live or
+                                 waiting after their free (GWP-ASan's pool); 16 */
 };
 
 /* The signals the handler takes by default: SEGV BUS ILL FPE ABRT TRAP SYS. */

@@ -48,17 +48,26 @@ static int is_power_of_two(size_t value)
     return value != 0 && (value & (value - 1)) == 0;
 }
 
-/* glibc's memalign: a non-power-of-two alignment is rounded up. */
-static void *default_memalign(size_t alignment, size_t size, const void *caller)
+/* glibc's memalign: a non-power-of-two alignment is rounded up (to 16
+ * at least), one too large is EINVAL (0 then). */
+static size_t memalign_alignment(size_t alignment)
 {
-    (void)caller;
-    if (alignment > SIZE_MAX / 2 + 1) {
-        errno = EINVAL;
-        return NULL;
-    }
+    if (alignment > SIZE_MAX / 2 + 1)
+        return 0;
     size_t rounded = 16;
     while (rounded < alignment)
         rounded <<= 1;
+    return rounded;
+}
+
+static void *default_memalign(size_t alignment, size_t size, const void *caller)
+{
+    (void)caller;
+    size_t rounded = memalign_alignment(alignment);
+    if (rounded == 0) {
+        errno = EINVAL;
+        return NULL;
+    }
     return heap_allocate(size, rounded);
 }
 
@@ -110,11 +119,11 @@ static inline int straight_to_glibc(const void *hook)
 }
 
 /* sample=N picked this allocation: its stack starts at the caller. */
-__attribute__((noinline)) static void *sampled(size_t size, int zeroed,
+__attribute__((noinline)) static void *sampled(size_t size, size_t alignment, int zeroed,
                                                const struct backtrace_caller *caller)
 {
     const struct backtrace_caller *outer = enter(caller, 0);
-    void *pointer = sample_allocate(size, zeroed);
+    void *pointer = sample_allocate(size, alignment, zeroed);
     LEAVE(outer);
     return pointer;
 }
@@ -135,7 +144,7 @@ ENTERED void *malloc_entered(size_t size, const struct backtrace_caller *caller)
     void *(*hook)(size_t, const void *) = __malloc_hook;
     if (straight_to_glibc(hook))
         return __builtin_expect(!sample_take(), 1) ? __libc_malloc(size)
-                                                   : sampled(size, 0, caller);
+                                                   : sampled(size, 16, 0, caller);
     const struct backtrace_caller *outer = enter(caller, hook != NULL && hook != default_malloc);
     void *pointer = hook != NULL ? hook(size, from) : default_malloc(size, from);
     LEAVE(outer);
@@ -179,7 +188,7 @@ ENTERED void *calloc_entered(size_t count, size_t size, const struct backtrace_c
     void *(*hook)(size_t, const void *) = __malloc_hook;
     if (straight_to_glibc(hook))
         return __builtin_expect(!sample_take(), 1) ? __libc_calloc(count, size)
-                                                   : sampled(total, 1, caller);
+                                                   : sampled(total, 16, 1, caller);
     int hooked = hook != NULL && hook != default_malloc;
     const struct backtrace_caller *outer = enter(caller, hooked);
     void *pointer;
@@ -251,6 +260,11 @@ static void *through_memalign_hook(size_t alignment, size_t size,
 {
     const void *from = caller->return_address;
     void *(*hook)(size_t, size_t, const void *) = __memalign_hook;
+    /* sample=N: aligned blocks are sampled too, at their alignment (a
+     * slot's page allows up to 4096; beyond, glibc's). */
+    if (straight_to_glibc(hook) && __builtin_expect(sample_take(), 0) &&
+        memalign_alignment(alignment) != 0)
+        return sampled(size, memalign_alignment(alignment), 0, caller);
     const struct backtrace_caller *outer =
         enter(caller, hook != NULL && hook != default_memalign);
     void *pointer = hook != NULL ? hook(alignment, size, from)

@@ -56,7 +56,7 @@ static size_t read_max_map_count(void)
     return value != 0 ? value : 65530;
 }
 
-int guard_pool_init(enum guard_side side, size_t max, size_t budget)
+int guard_pool_init(enum guard_side side, size_t max, size_t budget, int sampling)
 {
     _Static_assert(CLASS_SPAN * POOL_CLASSES == GUARD_POOL_SPAN, "the pool's span");
     size_t span = GUARD_POOL_SPAN;
@@ -91,6 +91,7 @@ int guard_pool_init(enum guard_side side, size_t max, size_t budget)
     pool.side = side;
     pool.max = max;
     pool.budget = budget;
+    pool.sampling = sampling;
     __atomic_store_n(&pool.base, (uintptr_t)base, __ATOMIC_RELEASE);
     __atomic_store_n(&guard_pool_low, (uintptr_t)base, __ATOMIC_RELEASE);
     return 0;
@@ -144,6 +145,12 @@ static uint32_t take_slot(int class)
     return index;
 }
 
+int guard_pool_has_room(void)
+{
+    return __atomic_load_n(&pool.in_use, __ATOMIC_RELAXED) < pool.budget ||
+           __atomic_load_n(&pool.ring_count, __ATOMIC_RELAXED) > 0;
+}
+
 static void give_back(int class, uint32_t index)
 {
     struct size_class *sc = &pool.classes[class];
@@ -161,7 +168,8 @@ void *guard_pool_allocate(size_t size, size_t alignment, stack_id alloc_stack)
     int class = class_of(size);
     uint32_t index = take_slot(class);
     if (index == UINT32_MAX) {
-        say_fallback("the budget of guarded blocks (guard_pages_budget) is spent");
+        if (!pool.sampling)
+            say_fallback("the budget of guarded blocks (guard_pages_budget) is spent");
         return NULL;
     }
     uintptr_t data = data_start(class, index);
@@ -183,6 +191,23 @@ void *guard_pool_allocate(size_t size, size_t alignment, stack_id alloc_stack)
 }
 
 
+/* Inaccessible while quarantined: a read after free faults. A one-page
+ * slot keeps its page (the next block in it takes no page fault); a
+ * larger one gives its pages back in the same call (a fresh PROT_NONE
+ * mapping over them), so that a quarantined large block costs no memory.
+ * Either way one system call, and one TLB flush, which is most of what
+ * a sample costs (docs/PERFORMANCE.md). If it fails the pages stay
+ * readable; the slot is still quarantined. */
+static void make_inaccessible(int class, uint32_t index)
+{
+    void *data = (void *)data_start(class, index);
+    if (class == 0)
+        mprotect(data, data_bytes(class), PROT_NONE);
+    else
+        mmap(data, data_bytes(class), PROT_NONE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+}
+
 int guard_pool_release(uintptr_t user, stack_id free_stack, struct guard_block *facts)
 {
     int class;
@@ -197,9 +222,7 @@ int guard_pool_release(uintptr_t user, stack_id free_stack, struct guard_block *
         return -1;
     slot->free_stack = free_stack;
     facts->free_stack = free_stack;
-    /* Inaccessible while quarantined: a read after free faults. If this
-     * fails the pages stay readable; the slot is still quarantined. */
-    mprotect((void *)data_start(class, index), data_bytes(class), PROT_NONE);
+    make_inaccessible(class, index);
     lock();
     if (pool.ring_count == pool.budget)
         evict_oldest();

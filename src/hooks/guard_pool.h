@@ -25,9 +25,17 @@ enum guard_slot_state { GUARD_SLOT_UNUSED = 0, GUARD_SLOT_LIVE = 1, GUARD_SLOT_F
 
 /* Reserve the pool. SIDE: where the guard page goes; MAX: the largest
  * block guarded; BUDGET: guarded slots (live or quarantined) at most, 0
- * for vm.max_map_count / 8. Returns 0, or -1 (then nothing is guarded,
- * and the library has said so on stderr). Normal world, at initialisation. */
-int guard_pool_init(enum guard_side side, size_t max, size_t budget);
+ * for vm.max_map_count / 8. SAMPLING (sample=N): BUDGET is the fixed
+ * number of slots, and a sample that finds none free goes to glibc
+ * without a word, as GWP-ASan's do. Returns 0, or -1 (then nothing is
+ * guarded, and the library has said so on stderr). Normal world, at
+ * initialisation. */
+int guard_pool_init(enum guard_side side, size_t max, size_t budget, int sampling);
+
+/* 1 when a slot may be had now (some unused, or a quarantined one to
+ * take back): sample=N asks before it pays for a stack. A racy read: the
+ * allocation that follows may still find none. */
+int guard_pool_has_room(void);
 
 /* A guarded block of SIZE bytes at ALIGNMENT (a power of two), its stack
  * recorded, or NULL when it cannot be guarded (too large, the budget

@@ -41,6 +41,7 @@ extern struct guard_pool {
     uint32_t *ring_class;      /* and their classes */
     size_t ring_head, ring_count;
     atomic_flag lock;
+    int sampling;              /* sample=N: a spent budget is no news */
     _Atomic int said_fallback;
 } guard_pool_state;
 /* Its short name in the two files. */

@@ -123,9 +123,14 @@ static void initialise(void)
                     quarantine_init(heap.options.quarantine) == 0;
     if (sampling && stack_depot_init(DEPOT_RESERVE) != 0)
         sampling = 0;
+    /* Sampling's pool is GWP-ASan's: a few slots (sample_slots), each
+     * page touched once and reused, so that a sample costs two mprotect
+     * calls and no fresh page or mapping. */
     if ((recording && heap.options.guard_pages != 0) || sampling)
         guard_pool_init(heap.options.guard_pages == 2 ? GUARD_BEFORE : GUARD_AFTER,
-                        heap.options.guard_pages_max, heap.options.guard_pages_budget);
+                        heap.options.guard_pages_max,
+                        sampling ? heap.options.sample_slots : heap.options.guard_pages_budget,
+                        sampling);
     if (sampling)
         sample_init(heap.options.sample_seed != 0 ? heap.options.sample_seed
                                                   : (uint64_t)make_secret() << 32 | make_secret());

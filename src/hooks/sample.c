@@ -58,14 +58,25 @@ int sample_slow(void)
     return 1;
 }
 
-void *sample_allocate(size_t size, int zeroed)
+/* glibc's block, as heap=0 would have given. */
+static void *unsampled(size_t size, size_t alignment, int zeroed)
 {
+    if (alignment > 16)
+        return __libc_memalign(alignment, size);
+    return zeroed ? __libc_calloc(1, size) : __libc_malloc(size);
+}
+
+void *sample_allocate(size_t size, size_t alignment, int zeroed)
+{
+    /* Every slot taken (long-lived samples): no stack is worth taking. */
+    if (!guard_pool_has_room())
+        return unsampled(size, alignment, zeroed);
     heap_busy++;
     stack_id stack = heap_capture(HEAP_CAPTURE_ALLOCATION);
-    void *user = guard_pool_allocate(size, 16, stack);
+    void *user = guard_pool_allocate(size, alignment, stack);
     heap_busy--;
     if (user == NULL)
-        return zeroed ? __libc_calloc(1, size) : __libc_malloc(size);
+        return unsampled(size, alignment, zeroed);
     if (zeroed)
         memset(user, 0, size); /* a slot handed out again holds its last block's bytes */
     return user;

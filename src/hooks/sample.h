@@ -25,8 +25,9 @@ static inline int sample_take(void)
 /* At initialisation: the seed (sample_seed, or a random one when 0). */
 void sample_init(uint64_t seed);
 
-/* A sampled block: guarded, or glibc's when no guard can be had. ZEROED:
- * calloc's. */
-void *sample_allocate(size_t size, int zeroed);
+/* A sampled block of SIZE bytes at ALIGNMENT (a power of two, 16 at
+ * least): guarded, or glibc's when no slot is free or the block is too
+ * large or too aligned for one. ZEROED: calloc's. */
+void *sample_allocate(size_t size, size_t alignment, int zeroed);
 
 #endif

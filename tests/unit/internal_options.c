@@ -153,7 +153,7 @@ Test(options, the_unknown_option_message_lists_every_name)
     cr_assert(strstr(error, ", exit_check, threads, threads_timeout_ms, dump_signal, minidump, "
                             "profile, profile_format, profile_sample, leak_check, leak_exitcode, "
                             "error_exitcode, suppressions, guard_pages, guard_pages_max, "
-                            "guard_pages_budget, sample, sample_seed)"), "%s", error);
+                            "guard_pages_budget, sample, sample_seed, sample_slots)"), "%s", error);
 }
 
 Test(options, guard_pages_and_sample)
@@ -165,20 +165,24 @@ Test(options, guard_pages_and_sample)
     cr_assert_eq(options.guard_pages_max, (size_t)128 << 20);
     cr_assert_eq(options.guard_pages_budget, 0u);
     cr_assert_eq(options.sample, 0u);
+    cr_assert_eq(options.sample_slots, 16u);
     cr_assert_eq(options_parse(&options, "guard_pages=before:guard_pages_max=1M:"
-                                         "guard_pages_budget=100:sample=1000:sample_seed=42",
+                                         "guard_pages_budget=100:sample=1000:sample_seed=42:"
+                                         "sample_slots=64",
                                error, sizeof error), 0, "%s", error);
     cr_assert_eq(options.guard_pages, 2);
     cr_assert_eq(options.guard_pages_max, (size_t)1 << 20);
     cr_assert_eq(options.guard_pages_budget, 100u);
     cr_assert_eq(options.sample, 1000u);
     cr_assert_eq(options.sample_seed, 42u);
+    cr_assert_eq(options.sample_slots, 64u);
     cr_assert_eq(options_parse(&options, "guard_pages=after", error, sizeof error), 0);
     cr_assert_eq(options.guard_pages, 1);
     cr_assert_eq(options_parse(&options, "guard_pages=1", error, sizeof error), 0);
     cr_assert_eq(options.guard_pages, 1);
     const char *bad[] = { "guard_pages=2", "guard_pages=yes", "guard_pages_max=129M",
-                          "sample=-1", "sample_seed=1k", "sample=2G" };
+                          "sample=-1", "sample_seed=1k", "sample=2G",
+                          "sample_slots=0", "sample_slots=65537" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_assert_eq(options_parse(&options, bad[i], error, sizeof error), -EINVAL, "%s", bad[i]);
 }

@@ -302,8 +302,39 @@ Test(guard_pages, sample_1000_finds_one_of_10000_reads_after_free, .timeout = 60
     cr_assert_not_null(error, "%s", result.output);
     assert_in(error, "*** freed by thread ");
     assert_in(error, "uaf_loop");
+    /* The access is the loop's read: the fault decoder says READ. */
+    assert_in(result.output, "READ");
     /* heap=0 otherwise: no other heap section. */
     cr_assert_null(strstr(result.output, "*** heap: guards of every block"), "%s", result.output);
+}
+
+/* Aligned allocations are sampled too, at their alignment (sample=1:
+ * every allocation), and their reads after free are found. */
+Test(guard_pages, sampled_aligned_blocks_keep_their_alignment, .timeout = 60)
+{
+    static const char *const functions[] = { "posix_memalign", "aligned_alloc", "memalign" };
+    static const char *const alignments[] = { "32", "256", "4096" };
+    for (size_t f = 0; f < sizeof functions / sizeof functions[0]; f++) {
+        for (size_t a = 0; a < sizeof alignments / sizeof alignments[0]; a++) {
+            static struct child_result result;
+            char *arguments[] = { "guard_access", "aligned", (char *)functions[f],
+                                  (char *)alignments[a], NULL };
+            run_fixture("sample=1:sample_seed=5", arguments, &result);
+            assert_fault_at_access(&result, "heap-use-after-free");
+            assert_in(result.output, "READ");
+        }
+    }
+}
+
+/* sample_slots bounds the guarded blocks; a sample that finds every slot
+ * taken goes to glibc, silently (no budget message, as guard_pages has). */
+Test(guard_pages, samples_beyond_the_slots_go_to_glibc_silently, .timeout = 60)
+{
+    static struct child_result result;
+    char *arguments[] = { "guard_access", "live", "50", NULL };
+    run_fixture("sample=1:sample_slots=4:sample_seed=9", arguments, &result);
+    assert_exited_with(&result, 0);
+    cr_assert_str_eq(result.output, "ok\n");
 }
 
 Test(guard_pages, a_spent_budget_falls_back_to_ordinary_guards_said_once, .timeout = 60)
