@@ -1,11 +1,13 @@
 /* profile_facts.c: the heap profile's tables, from the stack counts.
- * World: normal (malloc, qsort_r, dl_iterate_phdr, backtrace_resolve and
- * its libdw).
+ * World: normal (malloc, qsort_r, dl_iterate_phdr, backtrace_resolve).
  *
  * The depot keeps one stack per thread (its first word is the thread);
  * a profile merges equal frames across threads, as heaptrack and pprof
  * show them. Every distinct address is resolved once, with its inlined
- * callers, by backtrace_resolve; a function is one (name, file) pair. */
+ * callers, by backtrace_resolve from the symbol index alone
+ * (BACKTRACE_INDEX_ONLY), as the crash report names frames: libdw would
+ * open every module's debug file (libc's: 15 MiB) at exit, more than a
+ * small program's whole heap. A function is one (name, file) pair. */
 #define _GNU_SOURCE
 #include "profile_facts.h"
 #include "heap.h"
@@ -205,10 +207,12 @@ static int name_locations(struct heap_profile *profile)
     void **calls = malloc((profile->location_count + 1) * sizeof *calls);
     if (calls == NULL)
         return -ENOMEM;
+    /* The return addresses: backtrace_resolve names each by its call. */
     for (size_t i = 0; i < profile->location_count; i++)
-        calls[i] = (void *)(uintptr_t)profile->locations[i].address;
+        calls[i] = (void *)(uintptr_t)(profile->locations[i].address + 1);
     struct backtrace_frame *frames = NULL;
-    int count = backtrace_resolve(calls, (int)profile->location_count, 0, &frames);
+    int count = backtrace_resolve(calls, (int)profile->location_count, BACKTRACE_INDEX_ONLY,
+                                  &frames);
     free(calls);
     if (count < 0)
         count = 0; /* every location unnamed: the addresses still tell */
