@@ -309,13 +309,22 @@ struct backtrace_frame {
 /* Resolve SIZE addresses into *FRAMES: module, function, offset, file,
  * line, column and inlined callers, from the full symbol table and DWARF
  * (libdw, all modules, separate debug files followed). FLAGS as for
- * backtrace_print_fd. Returns the number of frames (>= SIZE when every
- * address resolves to at least one), with *FRAMES one malloc'd block to
- * free() once; or -1 with errno ENOMEM (or EINVAL for a NULL argument or
- * SIZE < 0), *FRAMES then NULL. Not AS-Safe (it mallocs and reads files).
- * MT-Safe. */
+ * backtrace_print_fd, plus BACKTRACE_INDEX_ONLY (below). Returns the
+ * number of frames (>= SIZE when every address resolves to at least one),
+ * with *FRAMES one malloc'd block to free() once; or -1 with errno ENOMEM
+ * (or EINVAL for a NULL argument or SIZE < 0), *FRAMES then NULL. Not
+ * AS-Safe (it mallocs and reads files). MT-Safe. */
 int backtrace_resolve(void *const *buffer, int size, int flags,
                       struct backtrace_frame **frames);
+
+/* FLAGS bit for backtrace_resolve: name the frames from the symbol index
+ * alone, as the crash report and print_trace do, without libdwfl: no file
+ * is read (but by the index's refresh after a dlopen) and nothing is
+ * allocated but the result. File, line and inlined callers then come only
+ * from the modules that have a line index (lines= of EXECINFO_EX_OPTIONS;
+ * by default the program and the modules with a line table of their own),
+ * and column is always 0. */
+#define BACKTRACE_INDEX_ONLY 4
 
 /* ---- heap hook layer: libexecinfo_ex_hooks.so --------------------------- */
 
