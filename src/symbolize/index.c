@@ -434,7 +434,7 @@ void index_statistics(struct index_statistics *out)
         out->modules = snapshot->count;
         out->mapped_bytes = snapshot->mapped_bytes;
         for (size_t i = 0; i < snapshot->count; i++) {
-            const struct module_data *data = snapshot->modules[i].data;
+            const struct module_data *data = index_data_ready(snapshot->modules[i].data);
             if (data == NULL)
                 continue;
             out->symbols += data->symbol_count;

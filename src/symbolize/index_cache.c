@@ -3,15 +3,19 @@
  * World: normal (open, read, write, rename, readdir, malloc), under the
  * index's build lock.
  *
- * Files are read with pread into private anonymous memory, never mapped:
- * what was checked is then what the signal-safe readers see, whatever
- * happens to the file afterwards (a mapping of it would change with a
- * rewrite of the same inode, and fault with SIGBUS after a truncation).
+ * A file is checked at load by its header (its mtime still the one its
+ * writer stamped, the key's facts, the debug files it came from) and
+ * mapped and checked whole at its first use (index_cache_deferred.c, which
+ * may be the crash handler; issue 26); a file written since its stamp is
+ * mapped and checked whole at load (read_checked). Mapped, not read: files
+ * are never written in place, so a mapping keeps the inode it checked.
  * Files are written to a temporary name and renamed: a reader sees a
  * whole file or none, and processes writing the same entry at once each
  * rename a whole file. */
 #define _GNU_SOURCE
 #include "index_cache.h"
+#include "index_cache_deferred.h"
+#include "index_cache_format.h"
 #include "debug_roots.h"
 #include "file_probes.h"
 #include "module_data.h"
@@ -30,41 +34,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* 3: symbols carry a demangled name's offset, the header says whether
- * names were demangled; the inlined calls and their ranges follow the
- * lines (issue 15). A file of another format is refused. */
-#define CACHE_FORMAT 3
-static const char cache_magic[8] = { 'E', 'X', 'I', 'X', 'I', 'D', 'X', '\n' };
-
-struct cache_header {
-    char magic[8];
-    uint32_t format;
-    uint32_t header_bytes;
-    uint64_t checksum;          /* INDEX_CACHE_CHECKSUM_AT: of every other byte */
-    uint64_t file_bytes;
-    /* what shaped the data */
-    unsigned char builder_id[MODULE_BUILD_ID_MAX];
-    unsigned char build_id[MODULE_BUILD_ID_MAX];
-    uint32_t builder_id_length, build_id_length;
-    uint64_t identity[5];       /* the module file's (device, inode, size, mtime);
-                                   a memory image: its size in [2] */
-    uint32_t with_lines;        /* built with a line budget */
-    uint32_t lines_truncated;   /* the budget ran out */
-    uint32_t with_inlines;      /* the inlined calls were read (inlines=1) */
-    uint32_t demangled;         /* built with demangle=1 */
-    uint64_t line_budget, line_bytes;
-    /* what follows: symbols, lines, inlined calls, their ranges, strings,
-     * the file probes */
-    uint64_t symbol_count, line_count, inline_count, inline_range_count;
-    uint64_t strings_bytes, probes_bytes;
-    uint64_t name_bytes_read;
-};
-
-_Static_assert(offsetof(struct cache_header, checksum) == INDEX_CACHE_CHECKSUM_AT,
-               "the checksum's place is part of the format");
-_Static_assert(sizeof(struct cache_header) % 8 == 0, "the symbols that follow are aligned");
-_Static_assert(sizeof(struct module_data) % 8 == 0, "the header that follows is aligned");
-
 static struct index_cache_statistics statistics;
 static int directory = -1;
 static int prepared, stores_stopped, trimmed_once;
@@ -78,172 +47,17 @@ size_t index_cache_header_bytes(void)
     return sizeof(struct cache_header);
 }
 
-/* ---- checksum and validation (pure) ---- */
-
-static uint64_t mix(const unsigned char *bytes, size_t size, uint64_t lanes[4])
-{
-    const uint64_t k = 0x9e3779b97f4a7c15u;
-    size_t at = 0;
-    for (; at + 32 <= size; at += 32)
-        for (int i = 0; i < 4; i++) {
-            uint64_t word;
-            memcpy(&word, bytes + at + 8 * i, 8);
-            lanes[i] = (lanes[i] ^ word) * k;
-            lanes[i] ^= lanes[i] >> 29;
-        }
-    for (; at < size; at++) {
-        lanes[at & 3] = (lanes[at & 3] ^ bytes[at]) * k;
-        lanes[at & 3] ^= lanes[at & 3] >> 29;
-    }
-    return 0;
-}
-
-uint64_t index_cache_image_checksum(const unsigned char *image, size_t size)
-{
-    uint64_t lanes[4] = { 1, 2, 3, (uint64_t)size };
-    size_t after = INDEX_CACHE_CHECKSUM_AT + 8;
-    mix(image, size < INDEX_CACHE_CHECKSUM_AT ? size : INDEX_CACHE_CHECKSUM_AT, lanes);
-    if (size > after)
-        mix(image + after, size - after, lanes);
-    uint64_t sum = 0;
-    for (int i = 0; i < 4; i++)
-        sum = (sum ^ lanes[i]) * 0xff51afd7ed558ccdu + (uint64_t)i;
-    return sum ^ (sum >> 33);
-}
-
-/* Every byte printable (as module_data.c stores names) or a NUL, the
- * last a NUL: any offset inside then names a whole string. */
-static int strings_valid(const unsigned char *strings, size_t size)
-{
-    if (size == 0)
-        return 1;
-    if (strings[size - 1] != '\0')
-        return 0;
-    for (size_t i = 0; i < size; i++)
-        if ((strings[i] < 0x20 && strings[i] != 0) || strings[i] == 0x7f)
-            return 0;
-    return 1;
-}
-
-/* Both names of every symbol inside the strings (which end in NUL). */
-static int symbols_valid(const struct index_symbol *symbols, size_t count, size_t strings)
-{
-    for (size_t i = 0; i < count; i++) {
-        if (symbols[i].name >= strings || symbols[i].demangled >= strings ||
-            (i > 0 && symbols[i].start < symbols[i - 1].start))
-            return 0;
-    }
-    return 1;
-}
-
-static int lines_valid(const struct index_line *lines, size_t count, size_t strings)
-{
-    for (size_t i = 0; i < count; i++) {
-        if (lines[i].file >= strings || (i > 0 && lines[i].address < lines[i - 1].address))
-            return 0;
-    }
-    return 1;
-}
-
-/* A string offset, or none where NONE_ALLOWED. */
-static int string_valid(uint32_t offset, size_t strings, int none_allowed)
-{
-    return offset < strings || (none_allowed && offset == INDEX_INLINE_NONE);
-}
-
-/* Every name and file inside the strings, every parent before its call
- * (so that a walk up a chain ends). */
-static int inlines_valid(const struct index_inline *inlines, size_t count, size_t strings)
-{
-    for (size_t i = 0; i < count; i++) {
-        if (!string_valid(inlines[i].name, strings, 1) ||
-            !string_valid(inlines[i].call_file, strings, 1) ||
-            (inlines[i].parent != INDEX_INLINE_NONE && inlines[i].parent >= i))
-            return 0;
-    }
-    return 1;
-}
-
-/* Strictly increasing, each naming a call of the file or none. */
-static int inline_ranges_valid(const struct index_inline_range *ranges, size_t count,
-                               size_t inline_count)
-{
-    for (size_t i = 0; i < count; i++) {
-        if ((ranges[i].call != INDEX_INLINE_NONE && ranges[i].call >= inline_count) ||
-            (i > 0 && ranges[i].from <= ranges[i - 1].from))
-            return 0;
-    }
-    return 1;
-}
-
-/* The bytes of the arrays that follow the header. */
-static uint64_t arrays_bytes(const struct cache_header *header)
-{
-    return header->symbol_count * sizeof(struct index_symbol) +
-           header->line_count * sizeof(struct index_line) +
-           header->inline_count * sizeof(struct index_inline) +
-           header->inline_range_count * sizeof(struct index_inline_range);
-}
-
-/* Sizes add up without overflow. */
-static int sizes_valid(const struct cache_header *header, size_t size)
-{
-    const uint64_t most = (uint64_t)1 << 40;
-    if (header->symbol_count > most / sizeof(struct index_symbol) ||
-        header->line_count > most / sizeof(struct index_line) ||
-        header->inline_count > most / sizeof(struct index_inline) ||
-        header->inline_range_count > most / sizeof(struct index_inline_range) ||
-        header->strings_bytes > most || header->probes_bytes > most)
-        return 0;
-    uint64_t total = sizeof *header + arrays_bytes(header) + header->strings_bytes +
-                     header->probes_bytes;
-    return total == size && header->file_bytes == size && header->strings_bytes <= UINT32_MAX &&
-           header->inline_count < INDEX_INLINE_NONE &&
-           (header->strings_bytes > 0 || (header->symbol_count == 0 && header->line_count == 0)) &&
-           (header->with_inlines || (header->inline_count == 0 && header->inline_range_count == 0));
-}
-
-void index_cache_image_arrays(const unsigned char *image, struct index_cache_arrays *out)
-{
-    struct cache_header header;
-    memcpy(&header, image, sizeof header);
-    out->symbols = (const struct index_symbol *)(image + sizeof header);
-    out->symbol_count = header.symbol_count;
-    out->lines = (const struct index_line *)(out->symbols + header.symbol_count);
-    out->line_count = header.line_count;
-    out->inlines = (const struct index_inline *)(out->lines + header.line_count);
-    out->inline_count = header.inline_count;
-    out->inline_ranges = (const struct index_inline_range *)(out->inlines + header.inline_count);
-    out->inline_range_count = header.inline_range_count;
-    out->strings = (const char *)(out->inline_ranges + header.inline_range_count);
-    out->strings_bytes = header.strings_bytes;
-}
+/* ---- validation: the file probes (normal world: stat) ---- */
 
 int index_cache_image_valid(const unsigned char *image, size_t size)
 {
     struct cache_header header;
     struct index_cache_arrays arrays;
-    if (size < sizeof header || ((uintptr_t)image & 7) != 0)
+    if (!index_cache_image_payload_valid(image, size))
         return 0;
     memcpy(&header, image, sizeof header);
-    if (memcmp(header.magic, cache_magic, sizeof cache_magic) != 0 ||
-        header.format != CACHE_FORMAT || header.header_bytes != sizeof header ||
-        header.builder_id_length > MODULE_BUILD_ID_MAX ||
-        header.build_id_length > MODULE_BUILD_ID_MAX || header.with_lines > 1 ||
-        header.lines_truncated > 1 || header.with_inlines > header.with_lines ||
-        header.demangled > 1 ||
-        !sizes_valid(&header, size) ||
-        header.checksum != index_cache_image_checksum(image, size))
-        return 0;
     index_cache_image_arrays(image, &arrays);
-    size_t strings = arrays.strings_bytes;
-    return symbols_valid(arrays.symbols, arrays.symbol_count, strings) &&
-           lines_valid(arrays.lines, arrays.line_count, strings) &&
-           inlines_valid(arrays.inlines, arrays.inline_count, strings) &&
-           inline_ranges_valid(arrays.inline_ranges, arrays.inline_range_count,
-                               arrays.inline_count) &&
-           strings_valid((const unsigned char *)arrays.strings, strings) &&
-           file_probes_well_formed((const unsigned char *)arrays.strings + strings,
+    return file_probes_well_formed((const unsigned char *)arrays.strings + arrays.strings_bytes,
                                    header.probes_bytes);
 }
 
@@ -316,6 +130,10 @@ void index_cache_prepare(const struct options *options, const struct module_list
     directory = options->index_cache_path[0] != '\0' ? open_directory(options->index_cache_path)
                                                      : open_default_directory();
     statistics.enabled = directory >= 0;
+    struct stat status;
+    if (directory >= 0 && fstat(directory, &status) == 0)
+        index_cache_deferred_directory(directory, (uint64_t)status.st_dev,
+                                       (uint64_t)status.st_ino);
 }
 
 /* ---- one module's file ---- */
@@ -351,10 +169,10 @@ static int key_of(const struct module_info *module, int line_mode, int demangle,
     char roots[DEBUG_FILE_ROOTS_MAX];
     debug_file_roots(roots, sizeof roots);
     uint64_t lanes[4] = { CACHE_FORMAT, (uint64_t)line_mode, 5 + (uint64_t)(demangle != 0), 7 };
-    mix(builder_id, builder_id_length, lanes);
-    mix((const unsigned char *)key->identity, sizeof key->identity, lanes);
-    mix((const unsigned char *)module->file_path, strlen(module->file_path), lanes);
-    mix((const unsigned char *)roots, strlen(roots), lanes);
+    index_cache_mix(builder_id, builder_id_length, lanes);
+    index_cache_mix((const unsigned char *)key->identity, sizeof key->identity, lanes);
+    index_cache_mix((const unsigned char *)module->file_path, strlen(module->file_path), lanes);
+    index_cache_mix((const unsigned char *)roots, strlen(roots), lanes);
     uint64_t hash = lanes[0] ^ lanes[1] * 3 ^ lanes[2] * 5 ^ lanes[3] * 7;
     static const char digits[] = "0123456789abcdef";
     char *at = key->name;
@@ -481,7 +299,7 @@ static struct module_data *read_checked(int fd, size_t size, const struct module
                                   (int)header.lines_truncated, (int)header.demangled,
                                   header.strings_bytes, header.name_bytes_read, 1,
                                   arrays.inlines, arrays.inline_count, arrays.inline_ranges,
-                                  arrays.inline_range_count };
+                                  arrays.inline_range_count, NULL };
     *line_bytes = header.line_bytes;
     return data;
 refuse:
@@ -489,6 +307,63 @@ refuse:
 unmap:
     munmap(file, size);
     return NULL;
+}
+
+/* Whether the probes of the file FD (HEADER's) were made from the debug
+ * files as they are now. */
+static int probes_hold(int fd, const struct cache_header *header)
+{
+    if (header->probes_bytes == 0)
+        return 1;
+    unsigned char *probes = malloc(header->probes_bytes);
+    off_t at = (off_t)(header->file_bytes - header->probes_bytes);
+    int hold = probes != NULL &&
+               pread(fd, probes, header->probes_bytes, at) == (ssize_t)header->probes_bytes &&
+               file_probes_well_formed(probes, header->probes_bytes) &&
+               file_probes_still_hold(probes, header->probes_bytes);
+    free(probes);
+    return hold;
+}
+
+/* FD's file checked by its header alone, its module_data a placeholder
+ * for index_cache_deferred_map (issue 26): only when the file's mtime
+ * still has the nanoseconds its writer set after the last write (a file
+ * written since, damaged or cut, is checked whole at once by
+ * read_checked). The header must fit as read_checked wants it, the debug
+ * files must hold; the checksum, offsets and strings wait for the first
+ * use, in whatever world that comes. Returns the data or NULL. */
+static struct module_data *deferred_checked(int fd, const struct stat *status,
+                                            const struct module_info *module,
+                                            const struct cache_key *key, size_t line_budget,
+                                            int inlines, int demangle, size_t *line_bytes)
+{
+    struct cache_header header;
+    size_t size = (size_t)status->st_size;
+    if (pread(fd, &header, sizeof header, 0) != (ssize_t)sizeof header ||
+        header.stamp_nanoseconds == 0 ||
+        (uint64_t)status->st_mtim.tv_nsec != header.stamp_nanoseconds ||
+        !index_cache_header_valid(&header, size) ||
+        !header_fits(&header, module, key, line_budget, inlines, demangle) ||
+        !probes_hold(fd, &header))
+        return NULL;
+    struct index_cache_deferred *deferred = calloc(1, sizeof *deferred);
+    struct module_data *data = deferred != NULL ? arena_take(sizeof *data) : NULL;
+    if (data == NULL) {
+        free(deferred);
+        return NULL;
+    }
+    memcpy(deferred->name, key->name, sizeof deferred->name);
+    deferred->file[0] = (uint64_t)status->st_dev;
+    deferred->file[1] = (uint64_t)status->st_ino;
+    deferred->file[2] = (uint64_t)status->st_size;
+    deferred->file[3] = (uint64_t)status->st_mtim.tv_sec;
+    deferred->file[4] = (uint64_t)status->st_mtim.tv_nsec;
+    deferred->checksum = header.checksum;
+    memset(data, 0, sizeof *data);
+    data->in_shared_mapping = 1;   /* never unmapped: readers keep what they mapped */
+    data->deferred = deferred;
+    *line_bytes = header.line_bytes;
+    return data;
 }
 
 /* The key's part: 0 no lines; else 1, plus 1 with the inlined calls,
@@ -520,6 +395,9 @@ const struct module_data *index_cache_load(const struct module_info *module, siz
     }
     struct module_data *data = NULL;
     if (file_is_ours(fd, &status))
+        data = deferred_checked(fd, &status, module, &key, line_budget, inlines, demangle,
+                                line_bytes);
+    if (data == NULL && file_is_ours(fd, &status))
         data = read_checked(fd, (size_t)status.st_size, module, &key, line_budget, inlines,
                             demangle, line_bytes);
     close(fd);
@@ -549,7 +427,8 @@ static int write_all(int fd, const void *bytes, size_t size)
 /* The whole file, in one malloc'd image (checksummed as a reader will). */
 static unsigned char *image_of(const struct module_info *module, const struct cache_key *key,
                                size_t line_budget, int inlines, const struct module_data *data,
-                               size_t line_bytes, const struct file_probes *probes, size_t *size)
+                               size_t line_bytes, const struct file_probes *probes,
+                               uint64_t stamp, size_t *size)
 {
     size_t symbols = data->symbol_count * sizeof(struct index_symbol);
     size_t lines = data->line_count * sizeof(struct index_line);
@@ -567,7 +446,8 @@ static unsigned char *image_of(const struct module_info *module, const struct ca
         return NULL;
     struct cache_header header;
     memset(&header, 0, sizeof header);
-    memcpy(header.magic, cache_magic, sizeof header.magic);
+    static const char magic[8] = CACHE_MAGIC;
+    memcpy(header.magic, magic, sizeof header.magic);
     header.format = CACHE_FORMAT;
     header.header_bytes = sizeof header;
     header.file_bytes = *size;
@@ -589,6 +469,7 @@ static unsigned char *image_of(const struct module_info *module, const struct ca
     header.strings_bytes = strings;
     header.probes_bytes = probes_bytes;
     header.name_bytes_read = data->name_bytes_read;
+    header.stamp_nanoseconds = stamp;
     unsigned char *at = image;
     memcpy(at, &header, sizeof header);
     memcpy(at += sizeof header, data->symbols, symbols);
@@ -612,9 +493,16 @@ void index_cache_store(const struct module_info *module, size_t line_budget, int
     if (stores_stopped || data == NULL || (probes != NULL && probes->failed) ||
         key_of(module, line_mode(line_budget, line_flags), data->names_demangled, &key) < 0)
         return;
+    /* The mtime's nanoseconds the file gets after its last write: any
+     * write since changes them (deferred_checked). Never 0, which a file
+     * system without them would give. */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t stamp = ((uint64_t)now.tv_nsec ^ ((uint64_t)getpid() << 7) ^ temporary_serial) %
+                         999999999u + 1;
     unsigned char *image =
         image_of(module, &key, line_budget, (line_flags & LINE_INLINES) != 0, data, line_bytes,
-                 probes, &size);
+                 probes, stamp, &size);
     if (image == NULL || size > INDEX_CACHE_BYTES_MAX || !index_cache_image_valid(image, size)) {
         free(image);
         return;
@@ -632,6 +520,9 @@ void index_cache_store(const struct module_info *module, size_t line_budget, int
     int fd = openat(directory, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                     0600);
     int failed = fd < 0 || write_all(fd, image, size) < 0;
+    struct timespec times[2] = { { 0, UTIME_OMIT }, { now.tv_sec, (long)stamp } };
+    if (!failed)
+        futimens(fd, times); /* else the file is checked whole by every load */
     if (fd >= 0 && close(fd) != 0)
         failed = 1;
     if (!failed && renameat(directory, temporary, directory, key.name) != 0)
@@ -734,4 +625,5 @@ void index_cache_finish(void)
 void index_cache_statistics(struct index_cache_statistics *out)
 {
     *out = statistics;
+    out->refused += index_cache_deferred_refused();
 }

@@ -72,7 +72,7 @@ static const struct index_line *find_line(const struct module_data *data, uint64
 static void describe_in_module(const struct index_module *module, uintptr_t address,
                                uintptr_t call_address, int lines, struct frame_location *out)
 {
-    const struct module_data *data = module->data;
+    const struct module_data *data = index_data_ready(module->data);
 
     out->module_path = module->path;
     out->module_bias = module->bias;

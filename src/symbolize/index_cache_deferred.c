@@ -1,0 +1,136 @@
+/* index_cache_deferred.c: the first use of a cache file checked at load by
+ * its header alone: mapped, checked whole, and published for later
+ * readers.
+ * World: signal-safe (the crash handler may be the first reader): the
+ * file is opened with a raw openat (async-signal-safe, as open is), the
+ * module_data that heads it is taken from a reserve in .bss, which costs
+ * no page until used, and published with a compare-and-swap: two readers
+ * at once (threads, or a handler over its own thread's first use) each
+ * map and check, and the loser unmaps its copy. No one waits. */
+#define _GNU_SOURCE
+#include "index_cache_deferred.h"
+#include "index_cache_format.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int directory = -1;
+static uint64_t directory_device, directory_inode;
+static atomic_ullong refused_count;
+
+/* One module_data per module of a process is the rule; the reserve covers
+ * a few hundred modules and the losers of races. */
+#define RESERVE 256
+static struct module_data reserve[RESERVE];
+static atomic_size_t reserve_used;
+
+void index_cache_deferred_directory(int fd, uint64_t device, uint64_t inode)
+{
+    directory_device = device;
+    directory_inode = inode;
+    directory = fd;
+}
+
+unsigned long long index_cache_deferred_refused(void)
+{
+    return atomic_load(&refused_count);
+}
+
+static struct module_data *take_slot(void)
+{
+    size_t slot = atomic_fetch_add(&reserve_used, 1);
+    if (slot < RESERVE)
+        return &reserve[slot];
+    void *page = mmap(NULL, sizeof(struct module_data), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return page != MAP_FAILED ? page : NULL;
+}
+
+/* The file of DEFERRED, open, if it is still the one the load checked
+ * (same inode, size and mtime, in the same directory); else -1. */
+static int open_unchanged(const struct index_cache_deferred *deferred)
+{
+    struct stat status;
+    if (directory < 0 || fstat(directory, &status) != 0 ||
+        (uint64_t)status.st_dev != directory_device || (uint64_t)status.st_ino != directory_inode)
+        return -1;
+    int fd = (int)syscall(SYS_openat, directory, deferred->name,
+                          O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    uint64_t now[6];
+    if (fstat(fd, &status) != 0)
+        goto refuse;
+    now[0] = (uint64_t)status.st_dev;
+    now[1] = (uint64_t)status.st_ino;
+    now[2] = (uint64_t)status.st_size;
+    now[3] = (uint64_t)status.st_mtim.tv_sec;
+    now[4] = (uint64_t)status.st_mtim.tv_nsec;
+    now[5] = deferred->file[5];
+    if (memcmp(now, deferred->file, sizeof now) == 0)
+        return fd;
+refuse:
+    close(fd);
+    return -1;
+}
+
+/* DEFERRED's file mapped and checked, its module_data in a slot; NULL. */
+static const struct module_data *map_checked(const struct index_cache_deferred *deferred)
+{
+    int fd = open_unchanged(deferred);
+    if (fd < 0)
+        return NULL;
+    size_t size = (size_t)deferred->file[2];
+    void *file = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (file == MAP_FAILED)
+        return NULL;
+    const unsigned char *image = file;
+    struct cache_header header;
+    struct module_data *data = NULL;
+    memcpy(&header, image, size < sizeof header ? size : sizeof header);
+    if (size < sizeof header || header.checksum != deferred->checksum ||
+        !index_cache_image_payload_valid(image, size) || (data = take_slot()) == NULL) {
+        munmap(file, size);
+        return NULL;
+    }
+    struct index_cache_arrays arrays;
+    index_cache_image_arrays(image, &arrays);
+    *data = (struct module_data){ arrays.symbols, arrays.symbol_count, arrays.lines,
+                                  arrays.line_count, arrays.strings, sizeof *data + size,
+                                  (int)header.lines_truncated, (int)header.demangled,
+                                  header.strings_bytes, header.name_bytes_read, 1,
+                                  arrays.inlines, arrays.inline_count, arrays.inline_ranges,
+                                  arrays.inline_range_count, NULL };
+    return data;
+}
+
+const struct module_data *index_cache_deferred_map(struct index_cache_deferred *deferred)
+{
+    const struct module_data *data = atomic_load(&deferred->data);
+    if (data != NULL || atomic_load(&deferred->refused))
+        return data;
+    data = map_checked(deferred);
+    if (data == NULL) {
+        if (atomic_exchange(&deferred->refused, 1) == 0)
+            atomic_fetch_add(&refused_count, 1);
+        return atomic_load(&deferred->data); /* another reader's, if it won */
+    }
+    const struct module_data *expected = NULL;
+    if (!atomic_compare_exchange_strong(&deferred->data, &expected, data)) {
+        munmap((void *)((const unsigned char *)data->symbols - sizeof(struct cache_header)),
+               data->mapped_bytes - sizeof *data);
+        return expected; /* its slot is not reused: a reserve slot is cheap */
+    }
+    return data;
+}
+
+const struct module_data *index_data_ready(const struct module_data *data)
+{
+    return data != NULL && data->deferred != NULL ? index_cache_deferred_map(data->deferred)
+                                                  : data;
+}
