@@ -394,6 +394,65 @@ Test(index_cache, the_directory_must_be_ours)
     cr_assert_gt(fresh.stored, 0);
 }
 
+/* ---- a warm load maps no file; the first use maps and checks (issue 26) ---- */
+
+struct first_use {
+    int mapped_at_load, mapped_after;
+    unsigned long long refused;
+    char frame[512];
+};
+
+/* Run cache_first_use on DIRECTORY (its cache) in MODE. */
+static struct first_use run_first_use(const char *directory, const char *mode)
+{
+    static struct child_result result;
+    char program[512], options[256];
+    struct first_use out;
+    snprintf(program, sizeof program, "%s/cache_first_use", tests_dir());
+    cache_option(options, sizeof options, directory, "");
+    snprintf(options_entry, sizeof options_entry, "EXECINFO_EX_OPTIONS=%s", options);
+    char *argv[] = { program, (char *)directory, (char *)mode, NULL };
+    run_program(program, argv, set_options, NULL, &result);
+    assert_exited_with(&result, 0);
+    cr_assert_eq(sscanf(result.output, "mapped_at_load=%d mapped_after=%d refused=%llu frame=%511s",
+                        &out.mapped_at_load, &out.mapped_after, &out.refused, out.frame),
+                 4, "%s", result.output);
+    return out;
+}
+
+Test(index_cache, a_warm_load_maps_no_file_until_the_first_use)
+{
+    char directory[64];
+    fresh_directory(directory, sizeof directory);
+    struct first_use cold = run_first_use(directory, "keep");
+    cr_assert(strstr(cold.frame, "(first_use_probe+0)") != NULL, "%s", cold.frame);
+    struct first_use warm = run_first_use(directory, "keep");
+    cr_assert_eq(warm.mapped_at_load, 0, "no cache file mapped before main");
+    cr_assert_gt(warm.mapped_after, 0, "the program's file mapped by its first lookup");
+    cr_assert_eq(warm.refused, 0);
+    cr_assert_str_eq(warm.frame, cold.frame);
+}
+
+/* Every file written again between the load and the first use: the
+ * first use refuses them (their mtime is not the one checked at load);
+ * the frame keeps its module and offset, and nothing hangs. */
+Test(index_cache, a_file_written_after_the_load_is_refused_at_the_first_use)
+{
+    char directory[64];
+    fresh_directory(directory, sizeof directory);
+    struct first_use cold = run_first_use(directory, "keep");
+    cr_assert(strstr(cold.frame, "(first_use_probe+0)") != NULL, "%s", cold.frame);
+    struct first_use rewritten = run_first_use(directory, "rewrite");
+    cr_assert_eq(rewritten.mapped_at_load, 0);
+    cr_assert_eq(rewritten.mapped_after, 0, "a refused file is unmapped");
+    cr_assert_gt(rewritten.refused, 0);
+    cr_assert(strstr(rewritten.frame, "cache_first_use(+0x") != NULL, "%s", rewritten.frame);
+    /* The next load checks the rewritten files whole, finds them sound,
+     * and names the frame again. */
+    struct first_use after = run_first_use(directory, "keep");
+    cr_assert_str_eq(after.frame, cold.frame);
+}
+
 /* ---- crash reports, with and without the cache ---- */
 
 static char crash_options[512], crash_library[600], crash_preload[600];
