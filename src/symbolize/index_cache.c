@@ -41,6 +41,7 @@ static uint64_t stored_since_trim;   /* bytes */
 static unsigned char builder_id[MODULE_BUILD_ID_MAX];
 static unsigned builder_id_length;
 static unsigned temporary_serial;
+static uid_t euid;   /* geteuid() at the start of this rebuild */
 
 size_t index_cache_header_bytes(void)
 {
@@ -64,43 +65,49 @@ int index_cache_image_valid(const unsigned char *image, size_t size)
 /* ---- the directory ---- */
 
 /* A directory of ours: not a symlink, owned by this user, nobody else's
- * to read or write. Returns its fd or -1. */
-static int open_directory(const char *path)
+ * to read or write. Made (PARENT first, if given) only when it is not
+ * there: a warm load pays one open (issue 26). Returns its fd or -1. */
+static int open_directory(const char *path, const char *parent)
 {
-    mkdir(path, 0700);
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        if (parent != NULL)
+            mkdir(parent, 0700);
+        mkdir(path, 0700);
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
     struct stat status;
     if (fd < 0)
         return -1;
-    if (fstat(fd, &status) != 0 || !S_ISDIR(status.st_mode) || status.st_uid != geteuid() ||
+    if (fstat(fd, &status) != 0 || !S_ISDIR(status.st_mode) || status.st_uid != euid ||
         (status.st_mode & 077) != 0) {
         close(fd);
         return -1;
     }
+    index_cache_deferred_directory(fd, (uint64_t)status.st_dev, (uint64_t)status.st_ino);
     return fd;
 }
 
 /* $XDG_CACHE_HOME/execinfo_ex, ~/.cache/execinfo_ex, /tmp/execinfo_ex-UID. */
 static int open_default_directory(void)
 {
-    char path[OPTIONS_PATH_MAX + 64];
+    char path[OPTIONS_PATH_MAX + 64], parent[sizeof path];
     const char *base = secure_getenv("XDG_CACHE_HOME");
     const char *home = secure_getenv("HOME");
     int length;
     if (base != NULL && base[0] == '/') {
-        mkdir(base, 0700);
+        snprintf(parent, sizeof parent, "%s", base);
         length = snprintf(path, sizeof path, "%s/execinfo_ex", base);
     } else if (home != NULL && home[0] == '/') {
-        char parent[sizeof path];
-        if (snprintf(parent, sizeof parent, "%s/.cache", home) < (int)sizeof parent)
-            mkdir(parent, 0700);
+        snprintf(parent, sizeof parent, "%s/.cache", home);
         length = snprintf(path, sizeof path, "%s/.cache/execinfo_ex", home);
     } else {
-        length = snprintf(path, sizeof path, "/tmp/execinfo_ex-%u", (unsigned)geteuid());
+        parent[0] = '\0';
+        length = snprintf(path, sizeof path, "/tmp/execinfo_ex-%u", (unsigned)euid);
     }
     if (length <= 0 || (size_t)length >= sizeof path)
         return -1;
-    return open_directory(path);
+    return open_directory(path, parent[0] != '\0' ? parent : NULL);
 }
 
 /* This library's own build-id: data built by other code may differ. */
@@ -118,6 +125,7 @@ static void find_builder(const struct module_list *list)
 
 void index_cache_prepare(const struct options *options, const struct module_list *list)
 {
+    euid = geteuid(); /* once a rebuild, not once a file */
     if (prepared)
         return;
     prepared = 1;
@@ -127,13 +135,9 @@ void index_cache_prepare(const struct options *options, const struct module_list
     find_builder(list);
     if (builder_id_length == 0)
         return;
-    directory = options->index_cache_path[0] != '\0' ? open_directory(options->index_cache_path)
+    directory = options->index_cache_path[0] != '\0' ? open_directory(options->index_cache_path, NULL)
                                                      : open_default_directory();
     statistics.enabled = directory >= 0;
-    struct stat status;
-    if (directory >= 0 && fstat(directory, &status) == 0)
-        index_cache_deferred_directory(directory, (uint64_t)status.st_dev,
-                                       (uint64_t)status.st_ino);
 }
 
 /* ---- one module's file ---- */
@@ -214,7 +218,7 @@ static int header_fits(const struct cache_header *header, const struct module_in
 static int file_is_ours(int fd, struct stat *status)
 {
     return fstat(fd, status) == 0 && S_ISREG(status->st_mode) && status->st_nlink == 1 &&
-           status->st_uid == geteuid() && (status->st_mode & 022) == 0 &&
+           status->st_uid == euid && (status->st_mode & 022) == 0 &&
            status->st_size >= (off_t)sizeof(struct cache_header) &&
            (uint64_t)status->st_size <= INDEX_CACHE_BYTES_MAX;
 }
@@ -346,12 +350,16 @@ static struct module_data *deferred_checked(int fd, const struct stat *status,
         !header_fits(&header, module, key, line_budget, inlines, demangle) ||
         !probes_hold(fd, &header))
         return NULL;
-    struct index_cache_deferred *deferred = calloc(1, sizeof *deferred);
-    struct module_data *data = deferred != NULL ? arena_take(sizeof *data) : NULL;
-    if (data == NULL) {
-        free(deferred);
+    /* Kept for the process's life, as the index's cache of module data;
+     * malloc'd, not in the arena: a warm load then maps no arena at all. */
+    struct deferred_module {
+        struct module_data data;
+        struct index_cache_deferred deferred;
+    } *both = calloc(1, sizeof *both);
+    if (both == NULL)
         return NULL;
-    }
+    struct module_data *data = &both->data;
+    struct index_cache_deferred *deferred = &both->deferred;
     memcpy(deferred->name, key->name, sizeof deferred->name);
     deferred->file[0] = (uint64_t)status->st_dev;
     deferred->file[1] = (uint64_t)status->st_ino;
@@ -359,7 +367,6 @@ static struct module_data *deferred_checked(int fd, const struct stat *status,
     deferred->file[3] = (uint64_t)status->st_mtim.tv_sec;
     deferred->file[4] = (uint64_t)status->st_mtim.tv_nsec;
     deferred->checksum = header.checksum;
-    memset(data, 0, sizeof *data);
     data->in_shared_mapping = 1;   /* never unmapped: readers keep what they mapped */
     data->deferred = deferred;
     *line_bytes = header.line_bytes;

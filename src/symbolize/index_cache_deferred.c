@@ -85,7 +85,7 @@ static const struct module_data *map_checked(const struct index_cache_deferred *
     if (fd < 0)
         return NULL;
     size_t size = (size_t)deferred->file[2];
-    void *file = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *file = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     close(fd);
     if (file == MAP_FAILED)
         return NULL;
