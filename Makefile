@@ -53,6 +53,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/symbolize/index_reader.c \
 	src/symbolize/index_cache_image.c \
 	src/symbolize/index_cache_deferred.c \
+	src/symbolize/file_probes_check.c \
 	src/symbolize/lookup.c \
 	src/symbolize/inline_lookup.c \
 	src/symbolize/maps_fallback.c \
