@@ -191,36 +191,25 @@ static int key_of(const struct module_info *module, int line_mode, int demangle,
     return 0;
 }
 
-/* Whether HEADER was made for MODULE under KEY with LINE_BUDGET, INLINES
- * and DEMANGLE. */
-static int header_fits(const struct cache_header *header, const struct module_info *module,
-                       const struct cache_key *key, size_t line_budget, int inlines,
-                       int demangle)
+/* What a file for MODULE under KEY with LINE_BUDGET, INLINES and DEMANGLE
+ * must have been made for. */
+static void fit_of(const struct module_info *module, const struct cache_key *key,
+                   size_t line_budget, int inlines, int demangle, struct cache_fit *out)
 {
-    if (header->builder_id_length != builder_id_length ||
-        memcmp(header->builder_id, builder_id, builder_id_length) != 0 ||
-        header->build_id_length != module->build_id_length ||
-        memcmp(header->build_id, module->build_id, module->build_id_length) != 0 ||
-        memcmp(header->identity, key->identity, sizeof key->identity) != 0 ||
-        header->with_lines != (line_budget > 0) ||
-        header->with_inlines != (line_budget > 0 && inlines) ||
-        header->demangled != (demangle != 0))
-        return 0;
-    if (line_budget == 0)
-        return 1;
-    /* Whole lines fit any budget as large; cut ones only the same. */
-    return header->lines_truncated ? header->line_budget == line_budget
-                                   : header->line_bytes <= line_budget;
+    memcpy(out->builder_id, builder_id, sizeof out->builder_id);
+    out->builder_id_length = builder_id_length;
+    memcpy(out->build_id, module->build_id, sizeof out->build_id);
+    out->build_id_length = module->build_id_length;
+    memcpy(out->identity, key->identity, sizeof out->identity);
+    out->line_budget = line_budget;
+    out->inlines = inlines;
+    out->demangle = demangle;
 }
 
-/* A file to trust only if it is ours alone: regular, one link, this
- * user's, written by nobody else. */
+/* A file to trust only if it is ours alone (index_cache_status_ours). */
 static int file_is_ours(int fd, struct stat *status)
 {
-    return fstat(fd, status) == 0 && S_ISREG(status->st_mode) && status->st_nlink == 1 &&
-           status->st_uid == euid && (status->st_mode & 022) == 0 &&
-           status->st_size >= (off_t)sizeof(struct cache_header) &&
-           (uint64_t)status->st_size <= INDEX_CACHE_BYTES_MAX;
+    return fstat(fd, status) == 0 && index_cache_status_ours(status, euid);
 }
 
 /* The data read in one rebuild share mappings of at least ARENA_BYTES
@@ -277,10 +266,11 @@ static void arena_give_back(size_t bytes)
  * page cache and fault in 16 at a time. Files are replaced by rename, never
  * written in place (above), so the mapping keeps the inode it checked.
  * Returns the data or NULL. */
-static struct module_data *read_checked(int fd, size_t size, const struct module_info *module,
-                                        const struct cache_key *key, size_t line_budget,
-                                        int inlines, int demangle, size_t *line_bytes)
+static struct module_data *read_checked(int fd, const struct stat *status,
+                                        const struct cache_key *key,
+                                        const struct cache_fit *fit, size_t *line_bytes)
 {
+    size_t size = (size_t)status->st_size;
     void *file = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (file == MAP_FAILED)
         return NULL;
@@ -294,10 +284,19 @@ static struct module_data *read_checked(int fd, size_t size, const struct module
     memcpy(&header, image, sizeof header);
     struct index_cache_arrays arrays;
     index_cache_image_arrays(image, &arrays);
-    if (!header_fits(&header, module, key, line_budget, inlines, demangle) ||
+    if (!index_cache_header_fits(&header, fit) ||
         !file_probes_still_hold((const unsigned char *)arrays.strings + header.strings_bytes,
                                 header.probes_bytes))
         goto refuse;
+    /* Sound: stamped again, so that the next loads leave its check to its
+     * first use (it was written since its writer's stamp, or its stamp
+     * was lost to a copy). */
+    uint64_t stamp = index_cache_stamp(key->name, (int)header.lines_truncated);
+    if (header.stamp_nanoseconds == stamp &&
+        (uint64_t)status->st_mtim.tv_nsec != stamp) {
+        struct timespec times[2] = { { 0, UTIME_OMIT }, { status->st_mtim.tv_sec, (long)stamp } };
+        futimens(fd, times);
+    }
     *data = (struct module_data){ arrays.symbols, arrays.symbol_count, arrays.lines,
                                   arrays.line_count, arrays.strings, sizeof *data + size,
                                   (int)header.lines_truncated, (int)header.demangled,
@@ -313,42 +312,20 @@ unmap:
     return NULL;
 }
 
-/* Whether the probes of the file FD (HEADER's) were made from the debug
- * files as they are now. */
-static int probes_hold(int fd, const struct cache_header *header)
+/* The file of KEY (STATUS, from fstatat) taken on its name's facts alone,
+ * its module_data a placeholder for index_cache_deferred_map (issue 26):
+ * only when it is ours and its mtime still has the nanoseconds its writer
+ * stamped for a file whose lines are whole (a file written since, damaged
+ * or cut, is checked whole at once by read_checked), and whole lines would
+ * fit LINE_BUDGET (they are inside the file). Its header, checksum,
+ * offsets, strings and debug files wait for the first use, in whatever
+ * world that comes. Returns the data or NULL. */
+static struct module_data *deferred(const struct stat *status, const struct cache_key *key,
+                                    const struct cache_fit *fit, size_t *line_bytes)
 {
-    if (header->probes_bytes == 0)
-        return 1;
-    unsigned char *probes = malloc(header->probes_bytes);
-    off_t at = (off_t)(header->file_bytes - header->probes_bytes);
-    int hold = probes != NULL &&
-               pread(fd, probes, header->probes_bytes, at) == (ssize_t)header->probes_bytes &&
-               file_probes_well_formed(probes, header->probes_bytes) &&
-               file_probes_still_hold(probes, header->probes_bytes);
-    free(probes);
-    return hold;
-}
-
-/* FD's file checked by its header alone, its module_data a placeholder
- * for index_cache_deferred_map (issue 26): only when the file's mtime
- * still has the nanoseconds its writer set after the last write (a file
- * written since, damaged or cut, is checked whole at once by
- * read_checked). The header must fit as read_checked wants it, the debug
- * files must hold; the checksum, offsets and strings wait for the first
- * use, in whatever world that comes. Returns the data or NULL. */
-static struct module_data *deferred_checked(int fd, const struct stat *status,
-                                            const struct module_info *module,
-                                            const struct cache_key *key, size_t line_budget,
-                                            int inlines, int demangle, size_t *line_bytes)
-{
-    struct cache_header header;
-    size_t size = (size_t)status->st_size;
-    if (pread(fd, &header, sizeof header, 0) != (ssize_t)sizeof header ||
-        header.stamp_nanoseconds == 0 ||
-        (uint64_t)status->st_mtim.tv_nsec != header.stamp_nanoseconds ||
-        !index_cache_header_valid(&header, size) ||
-        !header_fits(&header, module, key, line_budget, inlines, demangle) ||
-        !probes_hold(fd, &header))
+    if (!index_cache_status_ours(status, euid) ||
+        (uint64_t)status->st_mtim.tv_nsec != index_cache_stamp(key->name, 0) ||
+        (fit->line_budget != 0 && fit->line_budget < (uint64_t)status->st_size))
         return NULL;
     /* Kept for the process's life, as the index's cache of module data;
      * malloc'd, not in the arena: a warm load then maps no arena at all. */
@@ -358,19 +335,15 @@ static struct module_data *deferred_checked(int fd, const struct stat *status,
     } *both = calloc(1, sizeof *both);
     if (both == NULL)
         return NULL;
-    struct module_data *data = &both->data;
-    struct index_cache_deferred *deferred = &both->deferred;
-    memcpy(deferred->name, key->name, sizeof deferred->name);
-    deferred->file[0] = (uint64_t)status->st_dev;
-    deferred->file[1] = (uint64_t)status->st_ino;
-    deferred->file[2] = (uint64_t)status->st_size;
-    deferred->file[3] = (uint64_t)status->st_mtim.tv_sec;
-    deferred->file[4] = (uint64_t)status->st_mtim.tv_nsec;
-    deferred->checksum = header.checksum;
-    data->in_shared_mapping = 1;   /* never unmapped: readers keep what they mapped */
-    data->deferred = deferred;
-    *line_bytes = header.line_bytes;
-    return data;
+    memcpy(both->deferred.name, key->name, sizeof both->deferred.name);
+    both->deferred.fit = *fit;
+    both->deferred.euid = euid;
+    both->data.in_shared_mapping = 1;   /* never unmapped: readers keep what they mapped */
+    both->data.deferred = &both->deferred;
+    /* At most the file's size: the line budget's account of the modules
+     * that follow is then never more generous than it was at the build. */
+    *line_bytes = fit->line_budget != 0 ? (size_t)status->st_size : 0;
+    return &both->data;
 }
 
 /* The key's part: 0 no lines; else 1, plus 1 with the inlined calls,
@@ -391,23 +364,22 @@ const struct module_data *index_cache_load(const struct module_info *module, siz
     *line_bytes = 0;
     if (key_of(module, line_mode(line_budget, line_flags), demangle, &key) < 0)
         return NULL;
-    int fd = openat(directory, key.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        /* ELOOP: a symlink where our file should be */
-        if (errno == ENOENT)
-            statistics.missed++;
-        else
-            statistics.refused++;
+    struct cache_fit fit;
+    fit_of(module, &key, line_budget, inlines, demangle, &fit);
+    if (fstatat(directory, key.name, &status, AT_SYMLINK_NOFOLLOW) != 0) {
+        statistics.missed++;
         return NULL;
     }
-    struct module_data *data = NULL;
-    if (file_is_ours(fd, &status))
-        data = deferred_checked(fd, &status, module, &key, line_budget, inlines, demangle,
-                                line_bytes);
-    if (data == NULL && file_is_ours(fd, &status))
-        data = read_checked(fd, (size_t)status.st_size, module, &key, line_budget, inlines,
-                            demangle, line_bytes);
-    close(fd);
+    struct module_data *data = deferred(&status, &key, &fit, line_bytes);
+    if (data != NULL) {
+        statistics.loaded++;
+        return data;
+    }
+    int fd = openat(directory, key.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0 && file_is_ours(fd, &status))  /* ELOOP: a symlink where our file should be */
+        data = read_checked(fd, &status, &key, &fit, line_bytes);
+    if (fd >= 0)
+        close(fd);
     if (data == NULL) {
         statistics.refused++;
         return NULL;
@@ -501,12 +473,10 @@ void index_cache_store(const struct module_info *module, size_t line_budget, int
         key_of(module, line_mode(line_budget, line_flags), data->names_demangled, &key) < 0)
         return;
     /* The mtime's nanoseconds the file gets after its last write: any
-     * write since changes them (deferred_checked). Never 0, which a file
-     * system without them would give. */
+     * write since changes them (deferred). */
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t stamp = ((uint64_t)now.tv_nsec ^ ((uint64_t)getpid() << 7) ^ temporary_serial) %
-                         999999999u + 1;
+    uint64_t stamp = index_cache_stamp(key.name, data->lines_truncated);
     unsigned char *image =
         image_of(module, &key, line_budget, (line_flags & LINE_INLINES) != 0, data, line_bytes,
                  probes, stamp, &size);

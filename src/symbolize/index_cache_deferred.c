@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "index_cache_deferred.h"
 #include "index_cache_format.h"
+#include "file_probes.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -50,9 +51,11 @@ static struct module_data *take_slot(void)
     return page != MAP_FAILED ? page : NULL;
 }
 
-/* The file of DEFERRED, open, if it is still the one the load checked
- * (same inode, size and mtime, in the same directory); else -1. */
-static int open_unchanged(const struct index_cache_deferred *deferred)
+/* DEFERRED's file, open, if it is still ours and stamped as its writer
+ * left it (its size in *SIZE); else -1. The directory must still be the
+ * one checked at load (a program may have closed our descriptor and
+ * opened another under its number). */
+static int open_stamped(const struct index_cache_deferred *deferred, size_t *size)
 {
     struct stat status;
     if (directory < 0 || fstat(directory, &status) != 0 ||
@@ -62,44 +65,51 @@ static int open_unchanged(const struct index_cache_deferred *deferred)
                           O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return -1;
-    uint64_t now[6];
-    if (fstat(fd, &status) != 0)
-        goto refuse;
-    now[0] = (uint64_t)status.st_dev;
-    now[1] = (uint64_t)status.st_ino;
-    now[2] = (uint64_t)status.st_size;
-    now[3] = (uint64_t)status.st_mtim.tv_sec;
-    now[4] = (uint64_t)status.st_mtim.tv_nsec;
-    now[5] = deferred->file[5];
-    if (memcmp(now, deferred->file, sizeof now) == 0)
-        return fd;
-refuse:
-    close(fd);
-    return -1;
+    if (fstat(fd, &status) != 0 || !index_cache_status_ours(&status, deferred->euid) ||
+        (uint64_t)status.st_mtim.tv_nsec != index_cache_stamp(deferred->name, 0)) {
+        close(fd);
+        return -1;
+    }
+    *size = (size_t)status.st_size;
+    return fd;
+}
+
+/* Whether the mapped IMAGE (SIZE) is whole and sound, made for DEFERRED's
+ * fit, from debug files that are as they were. */
+static int image_fits(const struct index_cache_deferred *deferred, const unsigned char *image,
+                      size_t size, struct cache_header *header,
+                      struct index_cache_arrays *arrays)
+{
+    if (!index_cache_image_payload_valid(image, size))
+        return 0;
+    memcpy(header, image, sizeof *header);
+    index_cache_image_arrays(image, arrays);
+    const unsigned char *probes = (const unsigned char *)arrays->strings + header->strings_bytes;
+    return header->stamp_nanoseconds == index_cache_stamp(deferred->name, 0) &&
+           index_cache_header_fits(header, &deferred->fit) &&
+           file_probes_well_formed(probes, header->probes_bytes) &&
+           file_probes_still_hold(probes, header->probes_bytes);
 }
 
 /* DEFERRED's file mapped and checked, its module_data in a slot; NULL. */
 static const struct module_data *map_checked(const struct index_cache_deferred *deferred)
 {
-    int fd = open_unchanged(deferred);
+    size_t size;
+    int fd = open_stamped(deferred, &size);
     if (fd < 0)
         return NULL;
-    size_t size = (size_t)deferred->file[2];
+    /* Populated: every page is read by the check anyway, one fault each. */
     void *file = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     close(fd);
     if (file == MAP_FAILED)
         return NULL;
-    const unsigned char *image = file;
     struct cache_header header;
+    struct index_cache_arrays arrays;
     struct module_data *data = NULL;
-    memcpy(&header, image, size < sizeof header ? size : sizeof header);
-    if (size < sizeof header || header.checksum != deferred->checksum ||
-        !index_cache_image_payload_valid(image, size) || (data = take_slot()) == NULL) {
+    if (!image_fits(deferred, file, size, &header, &arrays) || (data = take_slot()) == NULL) {
         munmap(file, size);
         return NULL;
     }
-    struct index_cache_arrays arrays;
-    index_cache_image_arrays(image, &arrays);
     *data = (struct module_data){ arrays.symbols, arrays.symbol_count, arrays.lines,
                                   arrays.line_count, arrays.strings, sizeof *data + size,
                                   (int)header.lines_truncated, (int)header.demangled,

@@ -9,13 +9,14 @@
 #include <stdint.h>
 
 #include "index.h"
+#include "index_cache_format.h"
 
 struct index_cache_deferred {
     char name[2 * MODULE_BUILD_ID_MAX + 32];  /* in the cache directory */
-    uint64_t file[6];          /* device, inode, size, mtime (s, ns), as checked at load */
-    uint64_t checksum;         /* the header's, as read at load */
+    struct cache_fit fit;      /* what its header must say */
+    unsigned euid;             /* its owner */
     _Atomic(const struct module_data *) data;  /* mapped and checked; NULL: not yet */
-    atomic_int refused;        /* changed since the load, or damaged: no names */
+    atomic_int refused;        /* gone, changed since the load, damaged: no names */
 };
 
 /* The cache directory, checked to be ours by index_cache_prepare: a
@@ -24,8 +25,9 @@ struct index_cache_deferred {
 void index_cache_deferred_directory(int fd, uint64_t device, uint64_t inode);
 
 /* DEFERRED's data, mapped and checked whole on the first call (which
- * publishes it for the next), or NULL when the file changed since the
- * load or is damaged. Signal-safe: openat, fstat, mmap; no lock, no
+ * publishes it for the next): the header against its fit, the checksum,
+ * offsets and strings, the debug files it came from; NULL when the file
+ * is gone, changed since the load or damaged. Signal-safe: openat, fstat, mmap; no lock, no
  * malloc (the module_data comes from a reserve, else a page of its own). */
 const struct module_data *index_cache_deferred_map(struct index_cache_deferred *deferred);
 

@@ -43,9 +43,22 @@ struct cache_header {
     uint64_t strings_bytes, probes_bytes;
     uint64_t name_bytes_read;
     /* The file's mtime nanoseconds, set by its writer after the last
-     * write: a file written since (damaged, cut) has another mtime, and a
-     * load then checks it whole at once, as before format 4. */
+     * write (index_cache_stamp): a file written since (damaged, cut) has
+     * another mtime, and a load then checks it whole at once, as before
+     * format 4. */
     uint64_t stamp_nanoseconds;
+};
+
+/* What a file must have been made for: this library, the module's
+ * build-id and file identity, the line budget, inlined calls, demangled
+ * names. */
+struct cache_fit {
+    unsigned char builder_id[MODULE_BUILD_ID_MAX];
+    unsigned char build_id[MODULE_BUILD_ID_MAX];
+    unsigned builder_id_length, build_id_length;
+    uint64_t identity[5];
+    uint64_t line_budget;
+    int inlines, demangle;
 };
 
 _Static_assert(offsetof(struct cache_header, checksum) == INDEX_CACHE_CHECKSUM_AT,
@@ -60,6 +73,21 @@ void index_cache_mix(const unsigned char *bytes, size_t size, uint64_t lanes[4])
 /* Whether HEADER (read from a file of SIZE bytes) is one of this format
  * whose sizes add up to SIZE. Pure. */
 int index_cache_header_valid(const struct cache_header *header, size_t size);
+
+/* Whether HEADER was made for FIT. Pure. */
+int index_cache_header_fits(const struct cache_header *header, const struct cache_fit *fit);
+
+/* The mtime nanoseconds its writer gives a file named NAME (never 0,
+ * which a file system without them shows): a load that finds them checks
+ * the file by its name's facts alone and leaves the rest to its first
+ * use. Odd for a file whose lines the budget cut (its header must be read
+ * at load: only the same budget may use it). Pure. */
+uint64_t index_cache_stamp(const char *name, int lines_truncated);
+
+/* Whether STATUS is a file to trust only if it is ours alone: regular, one
+ * link, EUID's, written by nobody else, of a size a file may have. Pure. */
+struct stat;
+int index_cache_status_ours(const struct stat *status, unsigned euid);
 
 /* Whether IMAGE (SIZE bytes) is well formed but for its file probes
  * (which the load checked, file_probes.c): the header, checksum, offsets,

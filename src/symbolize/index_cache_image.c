@@ -6,6 +6,7 @@
 #include "index_cache_format.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 void index_cache_mix(const unsigned char *bytes, size_t size, uint64_t lanes[4])
 {
@@ -174,4 +175,37 @@ int index_cache_image_payload_valid(const unsigned char *image, size_t size)
            inline_ranges_valid(arrays.inline_ranges, arrays.inline_range_count,
                                arrays.inline_count) &&
            strings_valid((const unsigned char *)arrays.strings, strings);
+}
+
+int index_cache_header_fits(const struct cache_header *header, const struct cache_fit *fit)
+{
+    if (header->builder_id_length != fit->builder_id_length ||
+        memcmp(header->builder_id, fit->builder_id, fit->builder_id_length) != 0 ||
+        header->build_id_length != fit->build_id_length ||
+        memcmp(header->build_id, fit->build_id, fit->build_id_length) != 0 ||
+        memcmp(header->identity, fit->identity, sizeof fit->identity) != 0 ||
+        header->with_lines != (fit->line_budget > 0) ||
+        header->with_inlines != (fit->line_budget > 0 && fit->inlines) ||
+        header->demangled != (fit->demangle != 0))
+        return 0;
+    if (fit->line_budget == 0)
+        return 1;
+    /* Whole lines fit any budget as large; cut ones only the same. */
+    return header->lines_truncated ? header->line_budget == fit->line_budget
+                                   : header->line_bytes <= fit->line_budget;
+}
+
+uint64_t index_cache_stamp(const char *name, int lines_truncated)
+{
+    uint64_t lanes[4] = { 11, 13, 17, 19 };
+    index_cache_mix((const unsigned char *)name, strlen(name), lanes);
+    uint64_t hash = lanes[0] ^ lanes[1] * 3 ^ lanes[2] * 5 ^ lanes[3] * 7;
+    return (hash % 499999999u + 1) * 2 + (lines_truncated != 0);
+}
+
+int index_cache_status_ours(const struct stat *status, unsigned euid)
+{
+    return S_ISREG(status->st_mode) && status->st_nlink == 1 && status->st_uid == euid &&
+           (status->st_mode & 022) == 0 && status->st_size >= (off_t)sizeof(struct cache_header) &&
+           (uint64_t)status->st_size <= INDEX_CACHE_BYTES_MAX;
 }
