@@ -74,7 +74,17 @@ struct module_data {
      * checked whole at its first use; the fields above are empty until
      * then: readers go through index_data_ready. */
     struct index_cache_deferred *deferred;
+    /* A cache file mapped at its first use, whose contents were not
+     * checked whole (index_cache_deferred.c): readers check each offset
+     * they follow and each name they show (index_string). */
+    int checked_at_use;
 };
+
+/* The string at OFFSET of DATA's strings, or NULL when OFFSET is past
+ * their end or, in data checked at use, the string holds a byte that
+ * module_data.c never stores (a control character). Signal-safe
+ * (lookup.c). */
+const char *index_string(const struct module_data *data, uint32_t offset);
 
 /* DATA as readers may use it: a deferred cache file mapped and checked at
  * this first use (NULL if it changed since the load), else DATA itself.

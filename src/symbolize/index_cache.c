@@ -302,7 +302,7 @@ static struct module_data *read_checked(int fd, const struct stat *status,
                                   (int)header.lines_truncated, (int)header.demangled,
                                   header.strings_bytes, header.name_bytes_read, 1,
                                   arrays.inlines, arrays.inline_count, arrays.inline_ranges,
-                                  arrays.inline_range_count, NULL };
+                                  arrays.inline_range_count, NULL, 0 };
     *line_bytes = header.line_bytes;
     return data;
 refuse:

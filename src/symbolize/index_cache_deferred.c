@@ -74,13 +74,19 @@ static int open_stamped(const struct index_cache_deferred *deferred, size_t *siz
     return fd;
 }
 
-/* Whether the mapped IMAGE (SIZE) is whole and sound, made for DEFERRED's
- * fit, from debug files that are as they were. */
+/* Whether the mapped IMAGE (SIZE) may be read by readers that check what
+ * they follow (index_cache_image_usable), was made for DEFERRED's fit, and
+ * from debug files that are as they were. Not its checksum, nor every
+ * offset, order and string, which would read every page of it at the
+ * crash: its stamp says no one wrote it since its writer, who checked the
+ * image whole before writing it (index_cache_store), and the readers
+ * check each offset they follow, so a file damaged under an unchanged
+ * mtime may give a wrong name, never a fault. */
 static int image_fits(const struct index_cache_deferred *deferred, const unsigned char *image,
                       size_t size, struct cache_header *header,
                       struct index_cache_arrays *arrays)
 {
-    if (!index_cache_image_payload_valid(image, size))
+    if (!index_cache_image_usable(image, size))
         return 0;
     memcpy(header, image, sizeof *header);
     index_cache_image_arrays(image, arrays);
@@ -98,8 +104,8 @@ static const struct module_data *map_checked(const struct index_cache_deferred *
     int fd = open_stamped(deferred, &size);
     if (fd < 0)
         return NULL;
-    /* Populated: every page is read by the check anyway, one fault each. */
-    void *file = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    /* Not populated: a lookup reads a few pages of it. */
+    void *file = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (file == MAP_FAILED)
         return NULL;
@@ -115,7 +121,7 @@ static const struct module_data *map_checked(const struct index_cache_deferred *
                                   (int)header.lines_truncated, (int)header.demangled,
                                   header.strings_bytes, header.name_bytes_read, 1,
                                   arrays.inlines, arrays.inline_count, arrays.inline_ranges,
-                                  arrays.inline_range_count, NULL };
+                                  arrays.inline_range_count, NULL, 1 };
     return data;
 }
 

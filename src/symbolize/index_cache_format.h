@@ -94,4 +94,11 @@ int index_cache_status_ours(const struct stat *status, unsigned euid);
  * order and strings. Pure, signal-safe. */
 int index_cache_image_payload_valid(const unsigned char *image, size_t size);
 
+/* Whether IMAGE (SIZE bytes) may be read by readers that check each offset
+ * they follow and each name they show (module_data's checked_at_use): its
+ * header of this format, its sizes adding up to SIZE, its strings ending
+ * with a NUL. Constant time: the arrays' pages stay untouched until a
+ * lookup reads them. Pure, signal-safe. */
+int index_cache_image_usable(const unsigned char *image, size_t size);
+
 #endif

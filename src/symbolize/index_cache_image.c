@@ -209,3 +209,16 @@ int index_cache_status_ours(const struct stat *status, unsigned euid)
            (status->st_mode & 022) == 0 && status->st_size >= (off_t)sizeof(struct cache_header) &&
            (uint64_t)status->st_size <= INDEX_CACHE_BYTES_MAX;
 }
+
+int index_cache_image_usable(const unsigned char *image, size_t size)
+{
+    struct cache_header header;
+    struct index_cache_arrays arrays;
+    if (size < sizeof header || ((uintptr_t)image & 7) != 0)
+        return 0;
+    memcpy(&header, image, sizeof header);
+    if (!index_cache_header_valid(&header, size))
+        return 0;
+    index_cache_image_arrays(image, &arrays);
+    return arrays.strings_bytes == 0 || arrays.strings[arrays.strings_bytes - 1] == '\0';
+}
