@@ -33,7 +33,7 @@ static void append(struct file_probes *probes, const void *bytes, size_t size)
 
 static void append_string(struct file_probes *probes, const char *text)
 {
-    size_t length = strlen(text);
+    size_t length = strlen(text) + 1; /* with its NUL: checked in place, no copy */
     if (length > UINT16_MAX) {
         probes->failed = 1;
         return;

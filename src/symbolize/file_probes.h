@@ -16,7 +16,8 @@
  * directory (its path is in the key: a symlink along it that changes
  * while the file stays is not seen) and the debug roots (which give
  * other paths: they are in the cache key, debug_file.h). */
-/* A record is: kind (1 byte), path length (2 bytes), the path, then for a
+/* A record is: kind (1 byte), path length (2 bytes), the path with its
+ * NUL (counted in the length), then for a
  * file found its identity (device, inode, size, mtime seconds and
  * nanoseconds: 5 x 8 bytes). */
 enum { PROBE_ABSENT = 1, PROBE_FILE = 2 };

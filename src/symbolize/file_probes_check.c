@@ -63,10 +63,12 @@ int file_probes_walk(const unsigned char *bytes, size_t size, int check, const c
         unsigned char kind = bytes[at++];
         const char *path;
         size_t path_length;
-        char copy[PATH_MAX];
         uint64_t recorded[5], now[5];
-        if (take_string(bytes, size, &at, &path, &path_length) < 0 || path_length == 0 ||
-            path_length >= sizeof copy || memchr(path, '\0', path_length) != NULL)
+        /* The path ends with its NUL, stored (no copy on a handler's
+         * stack, which may be small) and none before it. */
+        if (take_string(bytes, size, &at, &path, &path_length) < 0 || path_length < 2 ||
+            path_length > PATH_MAX || path[path_length - 1] != '\0' ||
+            memchr(path, '\0', path_length - 1) != NULL)
             return 0;
         if (kind != PROBE_ABSENT && kind != PROBE_FILE)
             return 0;
@@ -76,14 +78,12 @@ int file_probes_walk(const unsigned char *bytes, size_t size, int check, const c
             memcpy(recorded, bytes + at, sizeof recorded);
             at += IDENTITY_BYTES;
         }
-        if (find != NULL && strlen(find) == path_length && memcmp(find, path, path_length) == 0)
+        if (find != NULL && strcmp(find, path) == 0)
             return 0;
         if (!check)
             continue;
-        memcpy(copy, path, path_length);
-        copy[path_length] = '\0';
         struct stat file;
-        int present = stat_path(copy, &file) && S_ISREG(file.st_mode);
+        int present = stat_path(path, &file) && S_ISREG(file.st_mode);
         if (present != (kind == PROBE_FILE))
             return 0;
         if (present) {

@@ -14,9 +14,10 @@
 /* 3: symbols carry a demangled name's offset, the header says whether
  * names were demangled; the inlined calls and their ranges follow the
  * lines (issue 15). 4: the header carries the nanoseconds its writer set
- * as the file's mtime (stamp_nanoseconds), so that a load checks the
- * header and defers the checksum to the first use (issue 26). A file of
- * another format is refused. */
+ * as the file's mtime (stamp_nanoseconds), and the debug files' paths are
+ * stored with their NUL (issue 26: a load finds a file by its stamp and
+ * the first use, maybe in a handler, checks it). A file of another
+ * format is refused. */
 #define CACHE_FORMAT 4
 #define CACHE_MAGIC { 'E', 'X', 'I', 'X', 'I', 'D', 'X', '\n' }
 
