@@ -51,6 +51,9 @@ SIGNAL_SAFE_SOURCES := \
 	src/unwind/walk_memo.c \
 	src/unwind/thread_memo.c \
 	src/symbolize/index_reader.c \
+	src/symbolize/index_cache_image.c \
+	src/symbolize/index_cache_deferred.c \
+	src/symbolize/file_probes_check.c \
 	src/symbolize/lookup.c \
 	src/symbolize/inline_lookup.c \
 	src/symbolize/maps_fallback.c \

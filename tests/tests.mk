@@ -18,7 +18,7 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/packed_functions.so $(BUILD)/tests/odd_symbols.so $(BUILD)/tests/alias_program \
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
-	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
+	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe $(BUILD)/tests/cache_first_use \
 	$(BUILD)/tests/early_crash \
 	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names \
 	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx \
@@ -86,6 +86,11 @@ $(BUILD)/tests/dlopen_caller_rpath: tests/fixtures/dlopen_caller.c $(BUILD)/test
 
 # internal_index_cache.c: the index cache's statistics after the load.
 $(BUILD)/tests/cache_probe: tests/fixtures/cache_probe.c all
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Iinclude -Isrc $(DEP_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS)
+
+# internal_index_cache.c: when the index cache's files are mapped.
+$(BUILD)/tests/cache_first_use: tests/fixtures/cache_first_use.c all
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Iinclude -Isrc $(DEP_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS)
 
