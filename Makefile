@@ -14,22 +14,28 @@ DOCDIR     ?= $(PREFIX)/share/doc/execinfo_ex
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-BUILD   := build
+# CROSS_COMPILE, ARCH, BUILD (build/, or build-$(ARCH)/ when cross-built),
+# PKG_CONFIG, AR and the qemu-prefix target (issue 27).
+include cross.mk
 PKGS    := libdw libelf
 
-DEP_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+DEP_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 # libiberty (static, -fPIC on Debian) demangles C++ and Rust names when a
 # module is indexed (src/symbolize/demangle.c).
 DEMANGLE_LIBS := -liberty
-DEP_LIBS   := $(shell pkg-config --libs $(PKGS)) $(DEMANGLE_LIBS) -lpthread
+DEP_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS)) $(DEMANGLE_LIBS) -lpthread
 LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP_CFLAGS)
 
-# What differs by architecture, one file each beside the generic code
-# (aarch64 next): the minidump's CPU context, a thread's interrupted one,
-# the leak check's static TLS and red zone.
-MINIDUMP_CONTEXT_SOURCE := src/minidump/minidump_context_x86_64.c
-THREAD_ARCH_SOURCE := src/threads/thread_arch_x86_64.c
-LEAK_ARCH_SOURCE := src/hooks/leak_arch_x86_64.c
+# What differs by architecture, one file each beside the generic code,
+# picked by ARCH (cross.mk): the minidump's CPU context, a thread's
+# interrupted one, the leak check's static TLS and red zone, the fault
+# hints (x86-64's decoder is fault_hint.c; aarch64 leaves hints out).
+MINIDUMP_CONTEXT_SOURCE := src/minidump/minidump_context_$(ARCH).c
+THREAD_ARCH_SOURCE := src/threads/thread_arch_$(ARCH).c
+LEAK_ARCH_SOURCE := src/hooks/leak_arch_$(ARCH).c
+FAULT_HINT_SOURCE_x86_64 := src/fatal/fault_hint.c
+FAULT_HINT_SOURCE_aarch64 := src/fatal/fault_hint_aarch64.c
+FAULT_HINT_SOURCE := $(FAULT_HINT_SOURCE_$(ARCH))
 # The signal-safe world: objects whose undefined symbols must all be on
 # tests/tools/signal_safe_allowlist.txt (checked by make test).
 SIGNAL_SAFE_SOURCES := \
@@ -56,7 +62,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/base/utc_time.c \
 	src/fatal/signal_names.c \
 	src/fatal/collect.c \
-	src/fatal/fault_hint.c \
+	$(FAULT_HINT_SOURCE) \
 	src/fatal/signal_frame.c \
 	src/fatal/report_text.c \
 	src/fatal/report_json.c \
@@ -166,7 +172,7 @@ $(BUILD)/libexecinfo_ex.so: $(SHARED)
 
 $(STATIC): $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 	rm -f $@
-	ar rcs $@ $(OBJECTS) $(STATIC_ONLY_OBJECTS)
+	$(AR) rcs $@ $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 
 # ---- heap hook layer (src/hooks): libexecinfo_ex_hooks ---------------------
 # The shared library links the core one (for backtraces and the fatal
@@ -201,7 +207,7 @@ $(BUILD)/libexecinfo_ex_hooks.so: $(HOOKS_SHARED)
 
 $(HOOKS_INTERNAL): $(filter-out $(BUILD)/obj/src/hooks/allocator.o $(BUILD)/obj/src/hooks/dlopen_deepbind.o,$(HOOKS_OBJECTS))
 	rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 # Written at install time, so that it names the PREFIX of that install.
 PC_SUBSTITUTE := sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \

@@ -43,8 +43,8 @@ BENCH_LEAK_COST_ARGS := 1000000 5
 endif
 BENCH_CFLAGS       := -std=gnu11 -O2 -g -Wall -Wextra -Iinclude
 BENCH_OURS_LIBS    := -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
-BENCH_UNWIND_FLAGS := -DUNW_LOCAL_ONLY $(shell pkg-config --cflags libunwind)
-BENCH_UNWIND_LIBS  := $(shell pkg-config --libs libunwind)
+BENCH_UNWIND_FLAGS := -DUNW_LOCAL_ONLY $(shell $(PKG_CONFIG) --cflags libunwind)
+BENCH_UNWIND_LIBS  := $(shell $(PKG_CONFIG) --libs libunwind)
 BENCH_HEADERS      := bench/bench.h bench/timing.h bench/handler_page.h include/execinfo_ex.h
 
 BENCH_PARTS   := main glibc spawn capture capture_memo first_call symbols index_cost handler

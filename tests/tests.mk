@@ -7,7 +7,7 @@
 #   tests/integration/run.sh      install, build programs as a user would, run
 #   tests/readme/run.sh           the command blocks of README.md, as written
 
-TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Iinclude -Isrc -Itests $(DEP_CFLAGS) $(shell pkg-config --cflags libunwind)
+TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Iinclude -Isrc -Itests $(DEP_CFLAGS) $(shell $(PKG_CONFIG) --cflags libunwind)
 TEST_LIBS   := -lcriterion -lunwind -ldl -lpthread
 API_TESTS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/internal_*.c))
@@ -120,7 +120,7 @@ $(BUILD)/tests/alias_program: tests/fixtures/alias_program.c all
 # Fully static, as a user links it with the archive; and with glibc alone.
 $(BUILD)/tests/static_program: tests/fixtures/static_program.c all
 	@mkdir -p $(dir $@)
-	$(CC) -static -O1 -g -Iinclude $< -o $@ $(STATIC) $(shell pkg-config --static --libs $(PKGS)) $(DEMANGLE_LIBS) \
+	$(CC) -static -O1 -g -Iinclude $< -o $@ $(STATIC) $(shell $(PKG_CONFIG) --static --libs $(PKGS)) $(DEMANGLE_LIBS) \
 		-lpthread 2>&1 | { grep -v 'statically linked applications' || true; }
 
 $(BUILD)/tests/static_program_glibc: tests/fixtures/static_program.c
