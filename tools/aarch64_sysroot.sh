@@ -1,0 +1,46 @@
+#!/bin/sh
+# aarch64_sysroot.sh DIR: unpack Debian's arm64 packages of the library's
+# dependencies into DIR (build-aarch64/sysroot), for the cross compiler and
+# for qemu-aarch64 -L (issue 27, cross.mk).
+#
+# Why .debs and dpkg -x rather than dpkg --add-architecture arm64 with
+# apt-get install NAME:arm64: Criterion's libnanomsg5 is not
+# "Multi-Arch: same", so it cannot be installed beside its amd64 twin, and
+# the native build needs that one. apt-get download needs the arm64 package
+# lists, which `dpkg --add-architecture arm64 && apt-get update` fetches
+# (adding the architecture installs nothing). The cross libc
+# (libc6-arm64-cross, /usr/aarch64-linux-gnu) is copied in, so that DIR
+# alone is qemu's -L.
+set -eu
+dir=${1:-build-aarch64/sysroot}
+if [ -f "$dir/.complete" ]; then exit 0; fi
+mkdir -p "$dir"
+debs="$dir/../debs"
+mkdir -p "$debs"
+dpkg --print-foreign-architectures | grep -qx arm64 || {
+    dpkg --add-architecture arm64
+    apt-get update -qq
+}
+# The -dev packages, the libraries they link, and what those need at run
+# time; libunwind for the reference tests; zlib for the hooks' profiles.
+packages="libelf-dev:arm64 libelf1:arm64 libdw-dev:arm64 libdw1:arm64
+libiberty-dev:arm64 zlib1g:arm64 zlib1g-dev:arm64 liblzma5:arm64 libbz2-1.0:arm64
+libzstd1:arm64 libcriterion-dev:arm64 libcriterion3:arm64 libnanomsg5:arm64
+libgit2-1.5:arm64 libprotobuf-c1:arm64 libunwind-dev:arm64 libunwind8:arm64
+libffi8:arm64 libmbedtls14:arm64 libmbedx509-1:arm64 libmbedcrypto7:arm64
+libssh2-1:arm64 libhttp-parser2.9:arm64 libpcre2-8-0:arm64
+libstdc++6:arm64 libgcc-s1:arm64"
+(cd "$debs" && apt-get download $packages >/dev/null)
+for deb in "$debs"/*.deb; do dpkg -x "$deb" "$dir"; done
+# The cross toolchain's libc and loader (gcc-aarch64-linux-gnu).
+mkdir -p "$dir/lib" "$dir/lib/aarch64-linux-gnu"
+cp -a /usr/aarch64-linux-gnu/lib/. "$dir/lib/aarch64-linux-gnu/"
+cp -a /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 "$dir/lib/"
+# Debian's .pc files name /usr: pkg-config's PKG_CONFIG_SYSROOT_DIR
+# prefixes it (cross.mk). Absolute symlinks (libfoo.so -> /lib/...) are
+# made relative to DIR so the linker finds them.
+find "$dir" -type l | while read -r link; do
+    target=$(readlink "$link")
+    case $target in /*) ln -sfn "$dir$target" "$link" ;; esac
+done
+touch "$dir/.complete"
