@@ -32,6 +32,7 @@ LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP
 # hints (x86-64's decoder is fault_hint.c; aarch64 leaves hints out).
 MINIDUMP_CONTEXT_SOURCE := src/minidump/minidump_context_$(ARCH).c
 THREAD_ARCH_SOURCE := src/threads/thread_arch_$(ARCH).c
+STACK_WALK_ARCH_SOURCE := src/unwind/stack_walk_$(ARCH).c
 LEAK_ARCH_SOURCE := src/hooks/leak_arch_$(ARCH).c
 FAULT_HINT_SOURCE_x86_64 := src/fatal/fault_hint.c
 FAULT_HINT_SOURCE_aarch64 := src/fatal/fault_hint_aarch64.c
@@ -46,6 +47,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/base/maps_reader.c \
 	src/unwind/capture.c \
 	src/unwind/stack_walk.c \
+	$(STACK_WALK_ARCH_SOURCE) \
 	src/unwind/dwarf_cfi.c \
 	src/unwind/eh_frame_locate.c \
 	src/unwind/dwarf_expression.c \

@@ -76,7 +76,7 @@ static void context_of_walk(ucontext_t *context, const struct stack_walk *walk)
 {
     memset(context, 0, sizeof *context);
     for (int r = 0; r < CFI_REGISTER_COUNT; r++)
-        if (walk->known & (1u << r))
+        if (walk->known & CFI_BIT(r))
             context->uc_mcontext.gregs[greg_of_dwarf[r]] = (greg_t)walk->registers[r];
 }
 
@@ -94,7 +94,7 @@ static void *find_kernel_ucontext(ucontext_t *own)
     stack_walk_begin(&walk, pc, sp, fp);
     context_of_walk(own, &walk);
     for (int step = 1; step <= WALK_STEPS; step++) {
-        uintptr_t trampoline_sp = walk.registers[CFI_RSP];
+        uintptr_t trampoline_sp = walk.registers[CFI_SP];
         if (stack_walk_step(&walk) <= 0)
             return NULL;
         if (step <= 3)
