@@ -295,7 +295,11 @@ static int step_with_frame(struct stack_walk *walk, uintptr_t lookup_pc,
      * call through a NULL pointer, which the next step recovers from. */
     if (next[PC] == 0 && !frame->signal_frame)
         return 0;
-    if (!frame->signal_frame && next[CFI_SP] <= walk->registers[CFI_SP])
+    /* A stack grows towards its base; a leaf function without a frame
+     * (aarch64: CFA = sp, the return address in x30) keeps sp, which only
+     * an interrupted (exact) pc may be in. */
+    if (!frame->signal_frame && (next[CFI_SP] < walk->registers[CFI_SP] ||
+                                 (next[CFI_SP] == walk->registers[CFI_SP] && !walk->pc_is_exact)))
         return 0;
     /* Keep the rule for next time if it has the shape the fast path knows. */
     struct simple_rule rule;
