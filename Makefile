@@ -33,6 +33,7 @@ LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP
 MINIDUMP_CONTEXT_SOURCE := src/minidump/minidump_context_$(ARCH).c
 THREAD_ARCH_SOURCE := src/threads/thread_arch_$(ARCH).c
 STACK_WALK_ARCH_SOURCE := src/unwind/stack_walk_$(ARCH).c
+SIGNAL_FRAME_ARCH_SOURCE := src/fatal/signal_frame_$(ARCH).c
 LEAK_ARCH_SOURCE := src/hooks/leak_arch_$(ARCH).c
 FAULT_HINT_SOURCE_x86_64 := src/fatal/fault_hint.c
 FAULT_HINT_SOURCE_aarch64 := src/fatal/fault_hint_aarch64.c
@@ -66,6 +67,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/fatal/collect.c \
 	$(FAULT_HINT_SOURCE) \
 	src/fatal/signal_frame.c \
+	$(SIGNAL_FRAME_ARCH_SOURCE) \
 	src/fatal/report_text.c \
 	src/fatal/report_json.c \
 	src/fatal/handler.c \
