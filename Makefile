@@ -34,6 +34,7 @@ MINIDUMP_CONTEXT_SOURCE := src/minidump/minidump_context_$(ARCH).c
 THREAD_ARCH_SOURCE := src/threads/thread_arch_$(ARCH).c
 STACK_WALK_ARCH_SOURCE := src/unwind/stack_walk_$(ARCH).c
 SIGNAL_FRAME_ARCH_SOURCE := src/fatal/signal_frame_$(ARCH).c
+CRASH_REGISTERS_SOURCE := src/fatal/crash_registers_$(ARCH).c
 LEAK_ARCH_SOURCE := src/hooks/leak_arch_$(ARCH).c
 FAULT_HINT_SOURCE_x86_64 := src/fatal/fault_hint.c
 FAULT_HINT_SOURCE_aarch64 := src/fatal/fault_hint_aarch64.c
@@ -65,6 +66,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/base/utc_time.c \
 	src/fatal/signal_names.c \
 	src/fatal/collect.c \
+	$(CRASH_REGISTERS_SOURCE) \
 	$(FAULT_HINT_SOURCE) \
 	src/fatal/signal_frame.c \
 	$(SIGNAL_FRAME_ARCH_SOURCE) \
