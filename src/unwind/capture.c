@@ -81,8 +81,7 @@ static int walk_from_here(void **buffer, unsigned char *exact, int size, int ski
     struct stack_walk walk;
     uintptr_t pc, sp, fp;
 
-    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-                     : "=r"(pc), "=r"(sp), "=r"(fp));
+    UNWIND_ARCH_HERE(pc, sp, fp);
     stack_walk_begin(&walk, pc, sp, fp);
     int count = collect(&walk, buffer, exact, size, skip, low, high, memo);
     if (walk.needs_full_walk) {

@@ -30,4 +30,8 @@ static inline uintptr_t unwind_arch_strip(uintptr_t address)
     return x30;
 }
 
+/* The pc, stack pointer and frame pointer (x29) at this instruction. */
+#define UNWIND_ARCH_HERE(pc, sp, fp) \
+    __asm__ volatile("adr %0, .\n\tmov %1, sp\n\tmov %2, x29" : "=r"(pc), "=r"(sp), "=r"(fp))
+
 #endif

@@ -20,4 +20,10 @@ static inline uintptr_t unwind_arch_strip(uintptr_t address)
     return address;
 }
 
+/* The pc, stack pointer and frame pointer at this instruction, into three
+ * uintptr_t lvalues (a walk from here starts with them). */
+#define UNWIND_ARCH_HERE(pc, sp, fp) \
+    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" \
+                     : "=r"(pc), "=r"(sp), "=r"(fp))
+
 #endif
