@@ -329,7 +329,7 @@ static int step_once(struct stack_walk *walk)
         return step_with_rule(walk, &rule);
     unsigned generation = rule_cache_generation();
     if (cfi_find_frame(lookup_pc, &frame) < 0)
-        return walk->pc_is_exact ? stack_walk_arch_step_without_cfi(walk) : 0;
+        return stack_walk_arch_step_without_cfi(walk);
     return step_with_frame(walk, lookup_pc, &frame, generation);
 }
 

@@ -9,9 +9,12 @@
 #define _GNU_SOURCE
 #include "stack_walk_arch.h"
 
+#include "../base/maps_reader.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -32,15 +35,29 @@ void stack_walk_arch_load_ucontext(struct stack_walk *walk, const ucontext_t *co
 }
 
 /* Code is read with process_vm_readv, which fails instead of faulting,
- * not through the walk's stack mappings. */
+ * not through the walk's stack mappings. qemu-user 7.2 has no
+ * process_vm_readv (ENOSYS): there the mapping is looked up instead. */
+static int read_code(uint32_t code[2], uintptr_t pc)
+{
+    struct iovec local = { code, 2 * sizeof *code }, remote = { (void *)pc, 2 * sizeof *code };
+    int saved_errno = errno;
+    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    int refused = got < 0 && errno != EFAULT;
+    errno = saved_errno;
+    if (got == (ssize_t)(2 * sizeof *code))
+        return 1;
+    struct maps_entry entry;
+    if (!refused || maps_find(pc, &entry) < 0 || !entry.readable || pc + 8 > entry.end)
+        return 0;
+    memcpy(code, (const void *)pc, 2 * sizeof *code);
+    return 1;
+}
+
 static int is_sigreturn_trampoline(uintptr_t pc)
 {
     uint32_t code[2];
-    struct iovec local = { code, sizeof code }, remote = { (void *)pc, sizeof code };
-    int saved_errno = errno;
-    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-    errno = saved_errno;
-    return got == (ssize_t)sizeof code && code[0] == MOV_X8_RT_SIGRETURN && code[1] == SVC_ZERO;
+    return pc % 4 == 0 && read_code(code, pc) && code[0] == MOV_X8_RT_SIGRETURN &&
+           code[1] == SVC_ZERO;
 }
 
 /* The interrupted registers, from the ucontext the trampoline returns. */
@@ -72,7 +89,8 @@ static int step_out_of_a_bad_call(struct stack_walk *walk)
     struct dl_find_object object;
     uintptr_t pc = walk->registers[CFI_PC];
     uintptr_t lr = unwind_arch_strip(walk->registers[CFI_RETURN_ADDRESS]);
-    if (!(walk->known & CFI_BIT(CFI_RETURN_ADDRESS)) || !(walk->known & CFI_BIT(CFI_SP)) ||
+    if (!walk->pc_is_exact || !(walk->known & CFI_BIT(CFI_RETURN_ADDRESS)) ||
+        !(walk->known & CFI_BIT(CFI_SP)) ||
         _dl_find_object((void *)pc, &object) == 0 || lr == 0 || lr == pc)
         return 0;
     walk->registers[CFI_PC] = lr;
@@ -82,6 +100,8 @@ static int step_out_of_a_bad_call(struct stack_walk *walk)
     return 1;
 }
 
+/* The trampoline is reached as a "return address" that is the
+ * trampoline's first instruction (the handler's x30), exact or not. */
 int stack_walk_arch_step_without_cfi(struct stack_walk *walk)
 {
     if (is_sigreturn_trampoline(walk->registers[CFI_PC]))

@@ -15,10 +15,10 @@
 /* Every register of a signal handler's ucontext into the walk. */
 void stack_walk_arch_load_ucontext(struct stack_walk *walk, const ucontext_t *context);
 
-/* A step at an exact pc that no CFI covers: a call through a bad pointer
- * (the return address is where the call left it), or, on aarch64 under
- * qemu-user, the signal trampoline, which has no CFI there. 1 if it
- * stepped. */
+/* A step at a pc that no CFI covers: at an exact pc, a call through a
+ * bad pointer (the return address is where the call left it); on aarch64
+ * under qemu-user, the signal trampoline, which has no CFI there. 1 if
+ * it stepped. */
 int stack_walk_arch_step_without_cfi(struct stack_walk *walk);
 
 #endif

@@ -28,7 +28,7 @@ int stack_walk_arch_step_without_cfi(struct stack_walk *walk)
 {
     struct dl_find_object object;
     uintptr_t sp = walk->registers[CFI_SP], pc;
-    if (!(walk->known & CFI_BIT(CFI_SP)) ||
+    if (!walk->pc_is_exact || !(walk->known & CFI_BIT(CFI_SP)) ||
         _dl_find_object((void *)walk->registers[CFI_PC], &object) == 0 ||
         stack_walk_read(walk, sp, &pc) < 0 || pc == 0)
         return 0;
