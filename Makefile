@@ -28,17 +28,22 @@ LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP
 
 # What differs by architecture, one file each beside the generic code,
 # picked by ARCH (cross.mk): the minidump's CPU context, a thread's
-# interrupted one, the leak check's static TLS and red zone, the fault
-# hints (x86-64's decoder is fault_hint.c; aarch64 leaves hints out).
+# interrupted one, the walk's ucontext and frameless steps, the signal
+# frame's layout, the report's registers, the leak check's static TLS and
+# red zone.
 MINIDUMP_CONTEXT_SOURCE := src/minidump/minidump_context_$(ARCH).c
 THREAD_ARCH_SOURCE := src/threads/thread_arch_$(ARCH).c
 STACK_WALK_ARCH_SOURCE := src/unwind/stack_walk_$(ARCH).c
 SIGNAL_FRAME_ARCH_SOURCE := src/fatal/signal_frame_$(ARCH).c
 CRASH_REGISTERS_SOURCE := src/fatal/crash_registers_$(ARCH).c
 LEAK_ARCH_SOURCE := src/hooks/leak_arch_$(ARCH).c
-FAULT_HINT_SOURCE_x86_64 := src/fatal/fault_hint.c
-FAULT_HINT_SOURCE_aarch64 := src/fatal/fault_hint_aarch64.c
-FAULT_HINT_SOURCE := $(FAULT_HINT_SOURCE_$(ARCH))
+# The faulting instruction: its walker, the fault code's direction, the
+# hints' operand and canonical addresses.
+FAULT_ARCH_SOURCES_x86_64 := src/fatal/instruction_x86_64.c src/fatal/fault_access_x86_64.c \
+	src/fatal/fault_hint_x86_64.c
+FAULT_ARCH_SOURCES_aarch64 := src/fatal/instruction_aarch64.c src/fatal/fault_access_aarch64.c \
+	src/fatal/fault_hint_aarch64.c
+FAULT_ARCH_SOURCES := $(FAULT_ARCH_SOURCES_$(ARCH))
 # The signal-safe world: objects whose undefined symbols must all be on
 # tests/tools/signal_safe_allowlist.txt (checked by make test).
 SIGNAL_SAFE_SOURCES := \
@@ -47,6 +52,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/base/text_out.c \
 	src/base/json_out.c \
 	src/base/maps_reader.c \
+	src/base/memory_read.c \
 	src/unwind/capture.c \
 	src/unwind/stack_walk.c \
 	$(STACK_WALK_ARCH_SOURCE) \
@@ -67,7 +73,9 @@ SIGNAL_SAFE_SOURCES := \
 	src/fatal/signal_names.c \
 	src/fatal/collect.c \
 	$(CRASH_REGISTERS_SOURCE) \
-	$(FAULT_HINT_SOURCE) \
+	src/fatal/fault_hint.c \
+	src/fatal/fault_access.c \
+	$(FAULT_ARCH_SOURCES) \
 	src/fatal/signal_frame.c \
 	$(SIGNAL_FRAME_ARCH_SOURCE) \
 	src/fatal/report_text.c \
@@ -108,6 +116,9 @@ HOOKS_SIGNAL_SAFE_SOURCES := \
 	src/hooks/heap_capture.c \
 	src/hooks/heap_inspect.c \
 	src/hooks/heap_report.c \
+	src/hooks/heap_summary.c \
+	src/hooks/guard_fault.c \
+	src/hooks/guard_pool_lookup.c \
 	src/hooks/leak_scan.c \
 	src/hooks/leak_report.c \
 	src/hooks/leak_ignore.c \
@@ -229,6 +240,13 @@ LAUNCH_CC = $(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc -Itools \
 	-DEXECINFO_EX_LIBRARY_PATH='"$(LIBDIR)/$(SONAME)"' \
 	-DEXECINFO_EX_HOOKS_LIBRARY_PATH='"$(LIBDIR)/$(HOOKS_SONAME)"' \
 	-DEXECINFO_EX_MTRACE_AT_LOAD_PATH='"$(LIBDIR)/execinfo_ex/mtrace_at_load.so"'
+# The build tree's tools: paths relative to their own directory ($(BUILD)/bin,
+# tools/launch.c resolves them by /proc/self/exe), so that they run the
+# build's libraries before any install.
+LAUNCH_BUILD_CC = $(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc -Itools \
+	-DEXECINFO_EX_LIBRARY_PATH='"../$(SONAME)"' \
+	-DEXECINFO_EX_HOOKS_LIBRARY_PATH='"../$(HOOKS_SONAME)"' \
+	-DEXECINFO_EX_MTRACE_AT_LOAD_PATH='"../execinfo_ex/mtrace_at_load.so"'
 # execinfo_ex_heap --leaks preloads it after the hooks library, which it
 # needs (found by its rpath, one directory up): it starts mtrace() at load.
 MTRACE_AT_LOAD := $(BUILD)/execinfo_ex/mtrace_at_load.so
@@ -239,7 +257,7 @@ $(MTRACE_AT_LOAD): tools/mtrace_at_load.c $(BUILD)/libexecinfo_ex_hooks.so
 
 $(BUILD)/bin/execinfo_ex_%: tools/execinfo_ex_%.c tools/launch.h $(LAUNCH_SOURCES) Makefile
 	@mkdir -p $(dir $@)
-	$(LAUNCH_CC) $< $(LAUNCH_SOURCES) -o $@
+	$(LAUNCH_BUILD_CC) $< $(LAUNCH_SOURCES) -o $@
 
 # ---- the leak report tool ----------------------------------------------------
 # tools/leaks/: reads an mtrace file, symbolizes with the static library's
@@ -254,9 +272,13 @@ $(BUILD)/obj/tools/leaks/%.o: tools/leaks/%.c $(wildcard tools/leaks/*.h src/*/*
 
 # With the hooks library's blob checker (src/hooks/state_blob.c) for saved
 # malloc_get_state() blobs.
-$(BUILD)/bin/execinfo_ex_leaks: $(LEAKS_OBJECTS) $(BUILD)/obj/src/hooks/state_blob.o $(STATIC)
+# With the hooks library's profile writers (pprof, folded; the same
+# formats as profile=).
+LEAKS_HOOKS_OBJECTS := $(addprefix $(BUILD)/obj/src/hooks/,state_blob.o profile_values.o \
+	profile_pprof.o profile_folded.o)
+$(BUILD)/bin/execinfo_ex_leaks: $(LEAKS_OBJECTS) $(LEAKS_HOOKS_OBJECTS) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $(LEAKS_OBJECTS) $(BUILD)/obj/src/hooks/state_blob.o $(STATIC) $(DEP_LIBS)
+	$(CC) $(CFLAGS) -o $@ $(LEAKS_OBJECTS) $(LEAKS_HOOKS_OBJECTS) $(STATIC) $(DEP_LIBS) $(HOOKS_LIBS)
 
 # ---- examples and demo ------------------------------------------------------
 EXAMPLE_CFLAGS := -std=gnu11 -O0 -g -Wall -Iinclude

@@ -250,6 +250,25 @@ int backtrace_set_crash_callback(backtrace_crash_callback *callback, void *conte
 int backtrace_add_crash_callback(backtrace_crash_callback *callback, void *context);
 int backtrace_remove_crash_callback(backtrace_crash_callback *callback, void *context);
 
+/* The crash lead: one function (with its CONTEXT) that the report of a
+ * fatal signal starts with, for a library that knows better than the
+ * trace what went wrong (the heap hooks, after a heap error they found
+ * and aborted for, or a fault in a guard page). Called in the signal
+ * handler, under the same rules as a crash callback, first: in text
+ * before the report's first line (whole lines); in JSON right after the
+ * report's header members (,"name":value members). It returns
+ * BACKTRACE_LEAD_KEEP_TRACE, or BACKTRACE_LEAD_LEAVE_OUT_TRACE when the
+ * signal's own trace is the library's and not the program's (an abort
+ * the library raised): the report then says "*** backtrace: left out (the
+ * heap error above says where)", or "backtrace_left_out":true in JSON,
+ * instead of the trace and its modules. One lead at a time: set it to
+ * NULL before the library is unloaded. Returns 0. Not AS-Safe. MT-Safe. */
+#define BACKTRACE_LEAD_KEEP_TRACE 0
+#define BACKTRACE_LEAD_LEAVE_OUT_TRACE 1
+typedef int backtrace_crash_lead(int fd, int format, int signo, const void *siginfo,
+                                 const void *ucontext, void *context);
+int backtrace_set_crash_lead(backtrace_crash_lead *lead, void *context);
+
 /* Give back every signal whose action is still ours to the action it had
  * before. Not AS-Safe. MT-Safe. */
 void backtrace_uninstall_fatal_handler(void);

@@ -19,8 +19,11 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
 	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
+	$(BUILD)/tests/early_crash \
 	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names \
-	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx
+	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx \
+	$(BUILD)/tests/vector_after_free \
+	$(BUILD)/tests/guard_access $(BUILD)/tests/guard_vector
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
 # test_leak_check's programs leak on purpose, one build with -fsanitize=leak,
 # beside the hooks library: test-asan leaves test_leak_check out.
@@ -90,6 +93,14 @@ $(BUILD)/tests/cache_probe: tests/fixtures/cache_probe.c all
 $(BUILD)/tests/dlopen_crash: tests/fixtures/dlopen_crash.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $< -o $@ -ldl
+
+# Without our library: internal_index_cache.c runs it under LD_PRELOAD, and
+# it crashes in its constructor or at main's first instruction (main in
+# assembly: one file per architecture, as the Makefile's *_SOURCE).
+EARLY_CRASH_MAIN_SOURCE := tests/fixtures/early_crash_main_x86_64.S
+$(BUILD)/tests/early_crash: tests/fixtures/early_crash.c $(EARLY_CRASH_MAIN_SOURCE)
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $^ -o $@
 
 # Without our library either: it dlopens it, and calls its backtrace in
 # threads (test_dlopen.c).
@@ -178,11 +189,29 @@ $(BUILD)/tests/leak_program_cxx_lsan: tests/fixtures/leak_program_cxx.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(LEAK_FIXTURE_FLAGS) -fsanitize=leak $< -o $@
 
+# test_heap_report.c: issue 25's vector write after free, -O0 as a user's
+# debug build (the reference is not kept in a register).
+$(BUILD)/tests/vector_after_free: tests/fixtures/vector_after_free.cpp all
+	@mkdir -p $(dir $@)
+	$(CXX) -O0 -g $< -o $@ -L$(BUILD) -Wl,--no-as-needed -lexecinfo_ex_hooks -Wl,--as-needed \
+		-Wl,-rpath,$(CURDIR)/$(BUILD)
+
 $(BUILD)/tests/heap_misuse: tests/fixtures/heap_misuse.c all
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Wno-alloc-size-larger-than -fno-builtin -Iinclude $< -o $@ \
 		-L$(BUILD) -lexecinfo_ex_hooks \
 		-lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+# test_guard_pages.c: accesses a guard page stops at the instruction.
+$(BUILD)/tests/guard_access: tests/fixtures/guard_access.c all
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fno-builtin -Iinclude $< -o $@ \
+		-L$(BUILD) -lexecinfo_ex_hooks -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+$(BUILD)/tests/guard_vector: tests/fixtures/guard_vector.cpp all
+	@mkdir -p $(dir $@)
+	$(CXX) -O0 -g $< -o $@ -L$(BUILD) -Wl,--no-as-needed -lexecinfo_ex_hooks -Wl,--as-needed \
+		-Wl,-rpath,$(CURDIR)/$(BUILD)
 
 # A use after free that the hooks library's free fill turns into a
 # general-protection fault (tests/unit/test_fatal_edges.c).
@@ -239,7 +268,7 @@ $(BUILD)/tests/hostile_mangled.so: tests/fuzz/hostile_mangled.py
 
 $(BUILD)/tests/internal_%: tests/unit/internal_%.c tests/support.h all $(BUILD)/tests/cache_probe \
 	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/inline_program \
-	$(BUILD)/tests/hostile_mangled.so
+	$(BUILD)/tests/hostile_mangled.so $(BUILD)/tests/early_crash
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS) $(TEST_LIBS)
 

@@ -56,6 +56,16 @@ static void usage(FILE *out)
           "                         0xef); a write after free is found by it\n"
           "      --alloc-fill=BYTE|off  fill new blocks (default off)\n"
           "      --fill-max=SIZE    bytes filled and checked per freed block (default 4K)\n"
+          "      --guard-pages[=before]  end each block against an inaccessible page\n"
+          "                         (before: start it after one), and make a freed\n"
+          "                         block's pages inaccessible in the quarantine: a\n"
+          "                         read or write past the end or after free faults at\n"
+          "                         the instruction and the crash report says so first\n"
+          "      --guard-pages-max=SIZE  guard only blocks up to SIZE (default 128M)\n"
+          "      --sample=N         production mode: one allocation in N, at random,\n"
+          "                         gets guard pages and its stacks; every other one\n"
+          "                         goes to glibc untouched (no guards, fill, leak check)\n"
+          "      --sample-seed=S    make --sample's choice repeatable\n"
           "  -e, --on-error=WHAT    after a heap report: abort (default: PROGRAM dies of\n"
           "                         SIGABRT) or report (PROGRAM goes on)\n"
           "  -o, --report=FILE      write the reports to FILE instead of stderr (created\n"
@@ -103,7 +113,8 @@ static void usage(FILE *out)
           "Options in EXECINFO_EX_OPTIONS (name=value:...) apply too; the flags win.\n"
           "All are checked before PROGRAM runs: a bad one, or heap=0, is a usage error.\n"
           "EXECINFO_EX_HOOKS_LIBRARY names the library to preload (default\n"
-          EXECINFO_EX_HOOKS_LIBRARY_PATH ").\n"
+          EXECINFO_EX_HOOKS_LIBRARY_PATH "; a relative default is relative to this\n"
+          "program's directory: the build tree's tools run the build's libraries).\n"
           "Exit status: PROGRAM's (134 for its SIGABRT after a heap error), or the one\n"
           "--leak-exitcode or --error-exitcode set; 127 if it cannot be run; 2 for a\n"
           "usage error.\n",
@@ -132,7 +143,8 @@ static void set_trace(const struct launch *launch, const char *file)
 }
 
 enum { FILL = 256, ALLOC_FILL, FILL_MAX, OVERWRITE, MTRACE, MTRACE_FRAMES, FREE_FRAMES,
-       PROFILE_FORMAT, PROFILE_SAMPLE, LEAK_EXITCODE, ERROR_EXITCODE, SUPPRESSIONS };
+       PROFILE_FORMAT, PROFILE_SAMPLE, LEAK_EXITCODE, ERROR_EXITCODE, SUPPRESSIONS,
+       GUARD_PAGES, GUARD_PAGES_MAX, SAMPLE, SAMPLE_SEED };
 static const char short_options[] = "+f:g:q:e:o:jl:p:O:LhV";
 
 /* The profiler's defaults, before the user's options and flags. */
@@ -171,6 +183,10 @@ static int build_options(int argc, char **argv, struct launch *launch)
         { "leak-exitcode", required_argument, NULL, LEAK_EXITCODE },
         { "error-exitcode", required_argument, NULL, ERROR_EXITCODE },
         { "suppressions", required_argument, NULL, SUPPRESSIONS },
+        { "guard-pages", optional_argument, NULL, GUARD_PAGES },
+        { "guard-pages-max", required_argument, NULL, GUARD_PAGES_MAX },
+        { "sample", required_argument, NULL, SAMPLE },
+        { "sample-seed", required_argument, NULL, SAMPLE_SEED },
         { "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
@@ -195,6 +211,10 @@ static int build_options(int argc, char **argv, struct launch *launch)
             launch_append(launch, "error_exitcode", optarg);
             error_exitcode_given = 1;
             break;
+        case GUARD_PAGES: launch_append(launch, "guard_pages", optarg ? optarg : "1"); break;
+        case GUARD_PAGES_MAX: launch_append(launch, "guard_pages_max", optarg); break;
+        case SAMPLE: launch_append(launch, "sample", optarg); break;
+        case SAMPLE_SEED: launch_append(launch, "sample_seed", optarg); break;
         case 'o': launch_append_report(launch, optarg); break;
         case OVERWRITE: launch_append(launch, "overwrite", "1"); break;
         case 'j': launch_append(launch, "format", "json"); break;

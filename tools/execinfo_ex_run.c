@@ -62,7 +62,9 @@ static void usage(FILE *out)
           "Options in EXECINFO_EX_OPTIONS (name=value:...) apply too; the ones above\n"
           "win over them. All are checked before PROGRAM runs: a bad one, or\n"
           "handler=0, is a usage error. EXECINFO_EX_LIBRARY names the library to\n"
-          "preload (default " EXECINFO_EX_LIBRARY_PATH ").\n"
+          "preload (default " EXECINFO_EX_LIBRARY_PATH "; a relative default is\n"
+          "relative to this program's directory: the build tree's tools run the\n"
+          "build's libraries).\n"
           "Exit status: PROGRAM's; 127 if it cannot be run; 2 for a usage error.\n",
           out);
 }

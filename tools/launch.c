@@ -126,7 +126,7 @@ static void check_report_file(const struct launch *launch, const struct options 
 
 void launch_check(struct launch *launch, struct options *parsed)
 {
-    char error[640];
+    char error[1024];
 
     options_defaults(parsed);
     if (options_parse(parsed, launch->options, error, sizeof error) < 0)
@@ -142,6 +142,32 @@ static void check_readable(const struct launch *launch, const char *library)
     }
 }
 
+/* A compiled-in PATH that is relative is relative to the directory of
+ * this executable (/proc/self/exe): the build tree's tools are compiled
+ * so, to find the libraries beside them before any install; an installed
+ * tool has absolute paths. The result is allocated (or PATH itself). */
+static const char *beside_executable(const struct launch *launch, const char *path)
+{
+    char self[4096], *joined;
+    if (path == NULL || path[0] == '/')
+        return path;
+    ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (length <= 0) {
+        fprintf(stderr, "%s: cannot find its own file to find %s: %s\n", launch->tool, path,
+                length < 0 ? strerror(errno) : "empty");
+        exit(127);
+    }
+    self[length] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    if (asprintf(&joined, "%s/%s", self, path) < 0) {
+        fprintf(stderr, "%s: out of memory\n", launch->tool);
+        exit(127);
+    }
+    return joined;
+}
+
 static void set_preload(const struct launch *launch, const char *environment_name,
                         const char *library, const char *extra)
 {
@@ -150,7 +176,8 @@ static void set_preload(const struct launch *launch, const char *environment_nam
     char *value;
 
     if (chosen == NULL || chosen[0] == '\0')
-        chosen = library;
+        chosen = beside_executable(launch, library);
+    extra = beside_executable(launch, extra);
     check_readable(launch, chosen);
     if (extra != NULL)
         check_readable(launch, extra);

@@ -66,7 +66,7 @@ extern char **environ;
 
 enum contender_kind {
     PLAIN, HOOKS_OFF, HOOKS_FULL, HOOKS_LEAST, MTRACE, OUR_MTRACE, PROFILER, HEAPTRACK, ASAN,
-    CONTENDERS
+    GUARD_PAGES, SAMPLE, CONTENDERS
 };
 enum workload_kind { POOL, CHURN, PYTHON, WORKLOADS };
 enum row_state { ROW_MEASURED, ROW_SKIPPED, ROW_NA, ROW_FAILED };
@@ -74,13 +74,19 @@ enum row_state { ROW_MEASURED, ROW_SKIPPED, ROW_NA, ROW_FAILED };
 static const char *const contender_names[CONTENDERS] = {
     "plain", "hooks heap=0", "hooks full recording", "hooks least recording", "glibc mtrace",
     "hooks mtrace (heap=0)", "hooks profiler", "heaptrack", "ASan build",
+    "hooks guard_pages=1", "hooks sample=1000",
 };
 
 /* Short names, for HEAP_BENCH_WORKLOADS and HEAP_BENCH_SKIP. */
 static const char *const workload_keys[WORKLOADS] = { "pool", "churn", "python" };
 static const char *const contender_keys[CONTENDERS] = {
     "plain", "heap0", "full", "least", "mtrace", "ourmtrace", "profile", "heaptrack", "asan",
+    "guard", "sample",
 };
+
+/* Issue 25: every block guarded; GWP-ASan's production mode. */
+#define GUARD_OPTIONS "EXECINFO_EX_OPTIONS=guard_pages=1"
+#define SAMPLE_OPTIONS "EXECINFO_EX_OPTIONS=sample=1000:sample_seed=1"
 
 /* The least recording the options allow: one frame, no guards, no
  * quarantine, no fill (the issue's fixed-cost column). */
@@ -162,7 +168,7 @@ static void usage(void)
     printf("usage: heap_bench [--help]\n"
            "Runs pool, churn and CPython (%s) as whole processes under: plain, the\n"
            "hooks library with heap=0, the defaults and the least recording, glibc\n"
-           "mtrace, our mtrace, our profiler, heaptrack (record only) and ASan builds\n"
+           "mtrace, our mtrace, our profiler, heaptrack (record only), guard_pages=1, sample=1000, ASan builds\n"
            "of pool and\n"
            "churn; prints markdown tables of the medians of wall time and peak RSS,\n"
            "and the heap targets' summary.\n"
@@ -171,7 +177,7 @@ static void usage(void)
            "  HEAP_BENCH_WORKLOADS  comma-separated, of pool,churn,python (default all)\n"
            "  HEAP_BENCH_SKIP       rows left out, comma-separated contender-workload\n"
            "                        (contenders: plain heap0 full least mtrace ourmtrace\n"
-           "                        profile heaptrack asan; default %s, \"none\" for none)\n"
+           "                        profile heaptrack asan guard sample; default %s, \"none\" for none)\n"
            "  HEAP_BENCH_POOL_OPS   pool replacements (default %d, of " DEFAULT_POOL_LIVE " blocks)\n"
            "  HEAP_BENCH_CHURN_OPS  churn operations (default %d)\n"
            "  HEAP_BENCH_PY_COUNT   dict_of_lists.py count (default %d)\n"
@@ -398,6 +404,14 @@ static void build_command(enum contender_kind kind, const struct workload *workl
         break;
     case ASAN:
         add_environment(command, "ASAN_OPTIONS=detect_leaks=0");
+        break;
+    case GUARD_PAGES:
+        add_environment(command, setup.hooks_preload);
+        add_environment(command, GUARD_OPTIONS);
+        break;
+    case SAMPLE:
+        add_environment(command, setup.hooks_preload);
+        add_environment(command, SAMPLE_OPTIONS);
         break;
     case CONTENDERS:
         break;
@@ -690,6 +704,12 @@ static void contender_notes(enum contender_kind kind, const struct row *row, cha
     case ASAN:
         snprintf(notes, size, "-O2 -g -fsanitize=address, ASAN_OPTIONS=detect_leaks=0");
         break;
+    case GUARD_PAGES:
+        snprintf(notes, size, "%s", GUARD_OPTIONS);
+        break;
+    case SAMPLE:
+        snprintf(notes, size, "%s", SAMPLE_OPTIONS);
+        break;
     case CONTENDERS:
         notes[0] = '\0';
         break;
@@ -826,6 +846,7 @@ static void print_summary(const struct row rows[WORKLOADS][CONTENDERS], const in
     wall_target(rows, chosen, HOOKS_FULL, "full recording", 2.0);
     heaptrack_target(rows, chosen);
     wall_target(rows, chosen, HOOKS_OFF, "heap=0", 1.03);
+    wall_target(rows, chosen, SAMPLE, "sample=1000", 1.03);
     if (chosen[PYTHON])
         rss_target(rows, PYTHON, PLAIN, 1.5);
     if (chosen[POOL])

@@ -14,7 +14,7 @@ static int quiet;
 
 static void parse_environment(void)
 {
-    char error[640];
+    char error[1024];
 
     options_defaults(&parsed);
     if (options_parse(&parsed, secure_getenv("EXECINFO_EX_OPTIONS"), error, sizeof error - 1) < 0 &&

@@ -47,6 +47,9 @@ void options_defaults(struct options *options)
     options->leak_check = 0;
     options->leak_exitcode = -1;
     options->error_exitcode = -1;
+    options->guard_pages = 0;
+    options->guard_pages_max = (size_t)128 << 20;
+    options->guard_pages_budget = 0;
 }
 
 int options_parse_size(const char *text, size_t length, size_t *out)
@@ -229,6 +232,44 @@ static int parse_quarantine(struct options *o, const char *v, size_t n)
 static int parse_fill_max(struct options *o, const char *v, size_t n)
 {
     return parse_bounded(v, n, 0, SIZE_MAX, &o->fill_max);
+}
+
+/* 0, 1 or after (a page after each block), before (a page before it). */
+static int parse_guard_pages(struct options *o, const char *v, size_t n)
+{
+    if (equals(v, n, "0"))
+        o->guard_pages = 0;
+    else if (equals(v, n, "1") || equals(v, n, "after"))
+        o->guard_pages = 1;
+    else if (equals(v, n, "before"))
+        o->guard_pages = 2;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+static int parse_guard_pages_max(struct options *o, const char *v, size_t n)
+{
+    return parse_bounded(v, n, 0, (size_t)128 << 20, &o->guard_pages_max);
+}
+
+static int parse_guard_pages_budget(struct options *o, const char *v, size_t n)
+{
+    return parse_bounded(v, n, 0, (size_t)1 << 24, &o->guard_pages_budget);
+}
+
+static int parse_sample(struct options *o, const char *v, size_t n)
+{
+    return parse_bounded(v, n, 0, (size_t)1 << 30, &o->sample);
+}
+
+static int parse_sample_seed(struct options *o, const char *v, size_t n)
+{
+    size_t seed;
+    if (options_parse_size(v, n, &seed) < 0 || v[n - 1] > '9')
+        return -EINVAL;
+    o->sample_seed = seed;
+    return 0;
 }
 
 /* off, or a byte: decimal or 0xNN. */
@@ -474,6 +515,10 @@ static const struct {
     /* the leak check (issue 24) */
     { "leak_check", parse_leak_check }, { "leak_exitcode", parse_leak_exitcode },
     { "error_exitcode", parse_error_exitcode }, { "suppressions", parse_suppressions },
+    /* guard pages (issue 25) */
+    { "guard_pages", parse_guard_pages }, { "guard_pages_max", parse_guard_pages_max },
+    { "guard_pages_budget", parse_guard_pages_budget },
+    { "sample", parse_sample },       { "sample_seed", parse_sample_seed },
 };
 
 #define KNOWN_COUNT (sizeof known_options / sizeof known_options[0])

@@ -64,6 +64,18 @@ struct options {
     int error_exitcode;       /* error_exitcode=0..255: the exit status after a heap
                                  error reported (on_error=report) or leaks found;
                                  -1 (default): the program's own */
+    /* guard pages (issue 25): blocks in a reserved pool, a PROT_NONE page
+       beside each (src/hooks/guard_pool.c) */
+    int guard_pages;          /* guard_pages=0|1|after|before: 0 none, 1 (after) a page
+                                 after each block, 2 (before) before it; default 0 */
+    size_t guard_pages_max;   /* guard_pages_max=SIZE: only blocks up to SIZE; 128M */
+    size_t guard_pages_budget;/* guard_pages_budget=N: protected ranges (live guarded
+                                 blocks and quarantined slots); 0 (default):
+                                 vm.max_map_count / 8, read at initialisation */
+    size_t sample;            /* sample=N: one allocation in N (at random) guarded, with
+                                 its stacks; the others go to glibc as with heap=0
+                                 (recording is off); 0 (default): off */
+    uint64_t sample_seed;     /* sample_seed=S: the choice repeatable; 0: a random seed */
 };
 
 /* The signals the handler takes by default: SEGV BUS ILL FPE ABRT TRAP SYS. */

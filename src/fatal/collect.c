@@ -84,6 +84,7 @@ void crash_collect(struct crash_facts *facts, int signo, const siginfo_t *info,
                                           stopped_after_breakpoint(signo, info));
         collect_registers(facts, ucontext);
     }
+    fault_access_decode(info, ucontext, &facts->access);
 }
 
 void crash_collect_here(struct crash_facts *facts, const ucontext_t *context, int frames, int skip)

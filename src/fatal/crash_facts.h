@@ -8,6 +8,8 @@
 #include <sys/types.h>
 #include <ucontext.h>
 
+#include "fault_access.h"
+
 #define CRASH_FRAMES_MAX 256
 #include "crash_registers.h"   /* CRASH_REGISTERS */
 
@@ -44,6 +46,9 @@ struct crash_facts {
      * protection fault, such as a non-canonical address): has_address is 0
      * and the hints below say where the address may be seen. */
     int address_unknown;
+    /* What the faulting access did and its size (fault_access.h): all
+     * unknown for a sent signal or anything but SIGSEGV and SIGBUS. */
+    struct fault_access access;
     int free_fill;            /* the fill byte the hints compared with, -1: none */
     int have_operand;         /* operand: the faulting instruction's, decoded */
     struct crash_operand operand;

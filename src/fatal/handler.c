@@ -19,6 +19,7 @@
 #include "report_minidump.h"
 #include "signal_frame.h"
 #include "../threads/thread_request.h"
+#include "execinfo_ex.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +72,16 @@ static void write_minidump(int fd, const struct callback_call *call)
                     options->threads > 1 ? &threads : NULL);
 }
 
+static int call_lead(int fd, void *opaque)
+{
+    const struct callback_call *call = opaque;
+    const struct handler_callbacks *callbacks = &call->view->callbacks;
+    if (callbacks->lead == NULL)
+        return BACKTRACE_LEAD_KEEP_TRACE;
+    return callbacks->lead(fd, call->view->options.format == REPORT_JSON, call->signo, call->info,
+                           call->ucontext, callbacks->lead_context);
+}
+
 static void call_callbacks(int fd, void *opaque)
 {
     const struct callback_call *call = opaque;
@@ -87,7 +98,8 @@ static void write_report(const struct handler_view *view, int signo, const sigin
     struct callback_call call = { view, signo, info, ucontext };
     request = (struct report_request){
         .options = options, .fd = -1, .json = options->format == REPORT_JSON,
-        .middle = call_callbacks, .context = &call, .keep_stopped = keep_stopped,
+        .middle = call_callbacks, .context = &call, .lead = call_lead,
+        .keep_stopped = keep_stopped,
         .threads = &threads, .buffer = output_buffer, .buffer_size = sizeof output_buffer,
     };
     crash_collect(&facts, signo, info, ucontext, options->frames);

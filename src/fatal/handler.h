@@ -9,6 +9,10 @@
 
 #define HANDLER_SIGNALS 65
 
+/* backtrace_set_crash_lead's (execinfo_ex.h). */
+typedef int handler_lead(int fd, int format, int signo, const void *siginfo,
+                         const void *ucontext, void *context);
+
 typedef void handler_callback(int fd, int format, int signo, const void *siginfo,
                               const void *ucontext, void *context);
 
@@ -21,6 +25,8 @@ struct handler_callbacks {
     void *set_context;
     handler_callback *added[HANDLER_ADDED_CALLBACKS];
     void *added_context[HANDLER_ADDED_CALLBACKS];
+    handler_lead *lead;        /* backtrace_set_crash_lead, first in the report */
+    void *lead_context;
 };
 
 /* What the installer sets up: kept by it, published to the handler. */

@@ -14,7 +14,6 @@
 #include "../base/environment.h"
 #include "../base/fd_write.h"
 #include "../symbolize/index.h"
-#include "../unwind/stack_walk.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -30,43 +29,53 @@ static int is_ours(const struct sigaction *action)
                                                action->sa_sigaction == dump_signal_handler);
 }
 
-/* The previous action is published before ours goes in, so that a signal
- * arriving in between already knows where to chain; if it changed in the
- * meantime, what sigaction returned is published again. */
-static void install_signal(int signo, const struct sigaction *ours)
+/* Whether SIGNO is one to install: a fatal one of SIGNALS, or the dump
+ * signal (which is not one of them even if signals= names it too). */
+static int wanted(int signo, uint64_t signals, int dump_signal)
 {
-    struct sigaction before, previous;
-    if (sigaction(signo, NULL, &before) != 0)
-        return;
-    if (!is_ours(&before)) {
-        staged.previous[signo] = before;
-        handler_config_publish(&staged);
-    }
-    if (sigaction(signo, ours, &previous) != 0)
-        return;
-    if (!is_ours(&previous) && memcmp(&previous, &before, sizeof previous) != 0) {
-        staged.previous[signo] = previous;
-        handler_config_publish(&staged);
-    }
-    staged.installed |= (uint64_t)1 << signo;
+    if (signo == dump_signal)
+        return dump_signal > 0;
+    return signo < HANDLER_SIGNALS - 1 && (signals & ((uint64_t)1 << signo)) != 0;
 }
 
-/* The fatal signals, and the dump signal (which is not one of them even
- * if signals= names it too). */
+/* The previous actions are published before ours go in, so that a signal
+ * arriving in between already knows where to chain; one that changed in
+ * the meantime (what sigaction returned) is published again after. All
+ * signals in one publish, not one each: a publish copies the whole
+ * config twice (23 KB), and handler=1 made nine of them at load (issue
+ * 26; the gain is small beside the load's page faults, which stay). */
 static void install_signals(uint64_t signals, int dump_signal)
 {
+    struct sigaction before[HANDLER_SIGNALS];
+    char queried[HANDLER_SIGNALS] = { 0 }; /* a mask would need bit 64 */
+    for (int signo = 1; signo < HANDLER_SIGNALS; signo++) {
+        if (!wanted(signo, signals, dump_signal) || sigaction(signo, NULL, &before[signo]) != 0)
+            continue;
+        queried[signo] = 1;
+        if (!is_ours(&before[signo]))
+            staged.previous[signo] = before[signo];
+    }
+    handler_config_publish(&staged);
     struct sigaction ours;
     memset(&ours, 0, sizeof ours);
-    ours.sa_sigaction = fatal_signal_handler;
     ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigemptyset(&ours.sa_mask);
-    for (int signo = 1; signo < HANDLER_SIGNALS - 1; signo++)
-        if ((signals & ((uint64_t)1 << signo)) && signo != dump_signal)
-            install_signal(signo, &ours);
-    if (dump_signal > 0) {
-        ours.sa_sigaction = dump_signal_handler;
-        install_signal(dump_signal, &ours);
+    int changed = 0;
+    for (int signo = 1; signo < HANDLER_SIGNALS; signo++) {
+        struct sigaction previous;
+        if (!queried[signo])
+            continue;
+        ours.sa_sigaction = signo == dump_signal ? dump_signal_handler : fatal_signal_handler;
+        if (sigaction(signo, &ours, &previous) != 0)
+            continue;
+        if (!is_ours(&previous) && memcmp(&previous, &before[signo], sizeof previous) != 0) {
+            staged.previous[signo] = previous;
+            changed = 1;
+        }
+        staged.installed |= (uint64_t)1 << signo;
     }
+    if (changed)
+        handler_config_publish(&staged);
 }
 
 static void report_bad_options(const char *error)
@@ -93,12 +102,10 @@ int backtrace_install_fatal_handler(const char *options)
     }
     pthread_mutex_lock(&install_lock);
     backtrace_refresh_index();
-    stack_walk_remember_this_stack();
     alternate_stack_give_this_thread();
     alternate_stack_for_new_threads(1);
     staged.options = parsed;
-    handler_config_publish(&staged);
-    install_signals(parsed.signals, parsed.dump_signal);
+    install_signals(parsed.signals, parsed.dump_signal); /* publishes the options too */
     pthread_mutex_unlock(&install_lock);
     return 0;
 }
@@ -130,6 +137,17 @@ int backtrace_set_crash_callback(backtrace_crash_callback *callback, void *conte
     pthread_mutex_lock(&install_lock);
     staged.callbacks.set = callback;
     staged.callbacks.set_context = callback != NULL ? context : NULL;
+    handler_config_publish(&staged);
+    pthread_mutex_unlock(&install_lock);
+    return 0;
+}
+
+__attribute__((visibility("default")))
+int backtrace_set_crash_lead(backtrace_crash_lead *lead, void *context)
+{
+    pthread_mutex_lock(&install_lock);
+    staged.callbacks.lead = lead;
+    staged.callbacks.lead_context = lead != NULL ? context : NULL;
     handler_config_publish(&staged);
     pthread_mutex_unlock(&install_lock);
     return 0;

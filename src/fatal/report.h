@@ -10,7 +10,14 @@
 struct report_settings {
     int registers;   /* include the registers */
     int modules;     /* include the modules of the trace, with build-ids */
+    /* The crash lead (report_deliver.h), written first; NULL: none. */
+    int (*lead)(int fd, void *context);
+    void *lead_context;
 };
+
+/* Call the lead of SETTINGS, OUT flushed first: 1 when it asks for the
+ * trace to be left out. Signal-safe. */
+int report_call_lead(struct text_out *out, const struct report_settings *settings);
 
 /* Pure functions of FACTS, the other THREADS (NULL: none gathered,
  * threads=1) and the index SNAPSHOT (may be NULL): they only write to

@@ -29,7 +29,8 @@ static int thread_total(const struct thread_set *threads)
 int report_deliver(const struct crash_facts *facts, struct report_request *request)
 {
     const struct options *options = request->options;
-    struct report_settings settings = { options->registers, options->modules };
+    struct report_settings settings = { options->registers, options->modules, request->lead,
+                                        request->context };
     struct report_destination destination = { .fd = request->fd };
     struct text_out out;
 

@@ -18,6 +18,9 @@ struct report_request {
      * callbacks), if not NULL. */
     void (*middle)(int fd, void *context);
     void *context;
+    /* Called first, with the fd in use and the same CONTEXT (the crash
+     * lead), if not NULL; returns 1 to leave the trace out. */
+    int (*lead)(int fd, void *context);
     /* Leave the other threads stopped after the report: a crash whose
      * process dies next, so that no thread runs on meanwhile (a thread
      * woken in pause() would return into the program, which could exit

@@ -52,6 +52,27 @@ static void json_fault_hints(struct text_out *out, const struct crash_facts *fac
     text_out_char(out, ']');
 }
 
+/* "access": {"direction":"WRITE","size":8}, direction null when only the
+ * size is known, size null when only the direction is; null for neither. */
+static void json_access(struct text_out *out, const struct fault_access *access)
+{
+    const char *direction = fault_access_direction_name(access->direction);
+    json_key(out, "access", 0);
+    if (direction == NULL && access->size == 0) {
+        text_out_string(out, "null");
+        return;
+    }
+    text_out_char(out, '{');
+    json_key(out, "direction", 1);
+    json_string(out, direction);
+    json_key(out, "size", 0);
+    if (access->size != 0)
+        json_signed(out, access->size);
+    else
+        text_out_string(out, "null");
+    text_out_char(out, '}');
+}
+
 static void json_header(struct text_out *out, const struct crash_facts *facts)
 {
     char time[32];
@@ -81,6 +102,7 @@ static void json_header(struct text_out *out, const struct crash_facts *facts)
     json_key(out, "fault_address_unknown", 0);
     text_out_string(out, facts->address_unknown ? "true" : "false");
     json_fault_hints(out, facts);
+    json_access(out, &facts->access);
     json_key(out, "sender", 0);
     if (facts->sent) {
         text_out_string(out, "{\"pid\":");
@@ -166,9 +188,18 @@ void report_json(struct text_out *out, const struct crash_facts *facts,
     text_out_char(out, '{');
     json_header(out, facts);
     text_out_end_line(out);
-    json_frames(out, facts, snapshot);
-    if (settings->modules)
-        json_modules(out, facts, threads, snapshot);
+    int left_out = report_call_lead(out, settings);
+    if (left_out) {
+        /* As in text: the frames of our own abort are left out. */
+        text_out_string(out, ",\"backtrace_left_out\":true,\"frames\":[]");
+        if (settings->modules)
+            text_out_string(out, ",\"modules\":[]");
+        text_out_end_line(out);
+    } else {
+        json_frames(out, facts, snapshot);
+        if (settings->modules)
+            json_modules(out, facts, threads, snapshot);
+    }
     if (settings->registers && facts->have_registers)
         json_registers(out, facts);
     if (threads != NULL)

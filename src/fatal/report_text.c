@@ -1,6 +1,7 @@
 /* report_text.c: the crash report for people.
  * World: signal-safe (text_out, lookups in the published index). */
 #include "report.h"
+#include "execinfo_ex.h"
 #include "signal_names.h"
 #include "../base/utc_time.h"
 #include "../symbolize/frame_format.h"
@@ -76,6 +77,25 @@ static void text_signal_origin(struct text_out *out, const struct crash_facts *f
     }
 }
 
+/* ", WRITE of size 8", ", READ of unknown size", ", EXECUTE", or for a
+ * general-protection fault ", access of size 8": what the access did. */
+static void text_access(struct text_out *out, const struct fault_access *access)
+{
+    const char *direction = fault_access_direction_name(access->direction);
+    if (direction == NULL && access->size == 0)
+        return;
+    text_out_string(out, ", ");
+    text_out_string(out, direction != NULL ? direction : "access");
+    if (access->direction == FAULT_ACCESS_EXECUTE)
+        return;
+    if (access->size == 0) {
+        text_out_string(out, " of unknown size");
+        return;
+    }
+    text_out_string(out, " of size ");
+    text_out_decimal(out, access->size);
+}
+
 static void text_headline(struct text_out *out, const struct crash_facts *facts)
 {
     if (facts->kind == REPORT_DUMP_CALL) {
@@ -89,6 +109,7 @@ static void text_headline(struct text_out *out, const struct crash_facts *facts)
     put_name_or_number(out, signal_name(facts->signo));
     text_out_char(out, ')');
     text_signal_origin(out, facts);
+    text_access(out, &facts->access);
 }
 
 static void text_header(struct text_out *out, const struct crash_facts *facts)
@@ -268,16 +289,32 @@ static void text_fault_hints(struct text_out *out, const struct crash_facts *fac
     }
 }
 
+int report_call_lead(struct text_out *out, const struct report_settings *settings)
+{
+    if (settings->lead == NULL)
+        return 0;
+    text_out_flush(out);
+    return settings->lead(out->fd, settings->lead_context) == BACKTRACE_LEAD_LEAVE_OUT_TRACE;
+}
+
 void report_text(struct text_out *out, const struct crash_facts *facts,
                  const struct thread_set *threads, const struct index_snapshot *snapshot,
                  const struct report_settings *settings)
 {
+    int left_out = report_call_lead(out, settings);
     text_header(out, facts);
     if (facts->address_unknown)
         text_fault_hints(out, facts);
-    text_frames(out, facts, snapshot);
-    if (settings->modules)
-        text_modules(out, facts, threads, snapshot);
+    if (left_out) {
+        /* Our own abort after the heap error the lead wrote: its frames
+         * are the library's, not the program's. */
+        text_out_string(out, "*** backtrace: left out (the heap error above says where)\n");
+        text_out_end_line(out);
+    } else {
+        text_frames(out, facts, snapshot);
+        if (settings->modules)
+            text_modules(out, facts, threads, snapshot);
+    }
     if (settings->registers && facts->have_registers)
         text_registers(out, facts);
     if (threads != NULL)

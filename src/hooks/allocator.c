@@ -11,6 +11,8 @@
 #define _GNU_SOURCE
 #include "heap.h"
 #include "mtrace.h"
+#include "guard_pool.h"
+#include "sample.h"
 #include "state.h"
 #include "execinfo_ex.h"
 #include "../base/caller_entry.h"
@@ -107,13 +109,33 @@ static inline int straight_to_glibc(const void *hook)
            !heap_ready();
 }
 
+/* sample=N picked this allocation: its stack starts at the caller. */
+__attribute__((noinline)) static void *sampled(size_t size, int zeroed,
+                                               const struct backtrace_caller *caller)
+{
+    const struct backtrace_caller *outer = enter(caller, 0);
+    void *pointer = sample_allocate(size, zeroed);
+    LEAVE(outer);
+    return pointer;
+}
+
+/* With recording off, a pointer in the guard pool is a sample's. */
+__attribute__((noinline)) static void free_sampled(void *pointer,
+                                                   const struct backtrace_caller *caller)
+{
+    const struct backtrace_caller *outer = enter(caller, 0);
+    heap_release(pointer);
+    LEAVE(outer);
+}
+
 CALLER_ENTRY(malloc, malloc_entered, rsi);
 ENTERED void *malloc_entered(size_t size, const struct backtrace_caller *caller)
 {
     const void *from = caller->return_address;
     void *(*hook)(size_t, const void *) = __malloc_hook;
     if (straight_to_glibc(hook))
-        return __libc_malloc(size);
+        return __builtin_expect(!sample_take(), 1) ? __libc_malloc(size)
+                                                   : sampled(size, 0, caller);
     const struct backtrace_caller *outer = enter(caller, hook != NULL && hook != default_malloc);
     void *pointer = hook != NULL ? hook(size, from) : default_malloc(size, from);
     LEAVE(outer);
@@ -128,7 +150,10 @@ ENTERED void free_entered(void *pointer, const struct backtrace_caller *caller)
     void (*hook)(void *, const void *) = __free_hook;
     if (hook == NULL && !atomic_load_explicit(&mtrace_tracing, memory_order_relaxed) &&
         !heap.recording) {
-        __libc_free(pointer); /* heap=0, or before initialisation: none is ours */
+        if (__builtin_expect(guard_pool_contains((uintptr_t)pointer), 0))
+            free_sampled(pointer, caller);
+        else
+            __libc_free(pointer); /* heap=0, or before initialisation: none is ours */
         return;
     }
     mtrace_release(from, pointer);
@@ -153,7 +178,8 @@ ENTERED void *calloc_entered(size_t count, size_t size, const struct backtrace_c
      * are zero already (a 2 GiB calloc touched once stays unresident). */
     void *(*hook)(size_t, const void *) = __malloc_hook;
     if (straight_to_glibc(hook))
-        return __libc_calloc(count, size);
+        return __builtin_expect(!sample_take(), 1) ? __libc_calloc(count, size)
+                                                   : sampled(total, 1, caller);
     int hooked = hook != NULL && hook != default_malloc;
     const struct backtrace_caller *outer = enter(caller, hooked);
     void *pointer;
@@ -196,8 +222,15 @@ ENTERED void *realloc_entered(void *pointer, size_t size, const struct backtrace
     /* As free: with heap=0 no block is ours, unless a restored state
      * handed some over (heap_reallocate forgets them). */
     if (__realloc_hook == NULL && !atomic_load_explicit(&mtrace_tracing, memory_order_relaxed) &&
-        !heap.recording && !state_restored())
+        !heap.recording && !state_restored()) {
+        if (__builtin_expect(guard_pool_contains((uintptr_t)pointer), 0)) {
+            const struct backtrace_caller *outer = enter(caller, 0);
+            void *moved = heap_reallocate(pointer, size);
+            LEAVE(outer);
+            return moved;
+        }
         return __libc_realloc(pointer, size);
+    }
     return traced_realloc(pointer, size, caller);
 }
 

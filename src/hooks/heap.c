@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "heap.h"
 #include "block_set.h"
+#include "guard_pool.h"
 #include "heap_report.h"
 #include "quarantine.h"
 #include "stack_counts.h"
@@ -81,13 +82,28 @@ static void *allocate_recorded(size_t size, size_t alignment, int with_stack, in
     return (void *)user;
 }
 
+/* guard_pages: the program's blocks (not the library's own) in the guard
+ * pool, or NULL to fall back to an ordinary block. */
+static void *allocate_guarded(size_t size, size_t alignment, int with_stack)
+{
+    if (heap.options.guard_pages == 0 || !with_stack || size > heap.options.guard_pages_max)
+        return NULL;
+    stack_id stack = heap_capture(HEAP_CAPTURE_ALLOCATION);
+    void *user = guard_pool_allocate(size, alignment, stack);
+    if (user != NULL && stack != 0)
+        stack_counts_allocated(stack, size);
+    return user;
+}
+
 void *heap_allocate(size_t size, size_t alignment)
 {
     if (!heap_ready())
         return alignment <= 16 ? __libc_malloc(size) : __libc_memalign(alignment, size);
     int with_stack = heap_busy == 0;
     heap_busy++;
-    void *user = allocate_recorded(size, alignment, with_stack, 0, 0);
+    void *user = allocate_guarded(size, alignment, with_stack);
+    if (user == NULL)
+        user = allocate_recorded(size, alignment, with_stack, 0, 0);
     heap_busy--;
     return user;
 }
@@ -98,7 +114,11 @@ void *heap_allocate_zeroed(size_t size)
         return __libc_calloc(1, size); /* heap=0: glibc's calloc, which skips fresh pages */
     int with_stack = heap_busy == 0;
     heap_busy++;
-    void *user = allocate_recorded(size, 16, with_stack, 1, 0);
+    void *user = allocate_guarded(size, 16, with_stack);
+    if (user != NULL)
+        memset(user, 0, size); /* a slot handed out again holds its last block's bytes */
+    else
+        user = allocate_recorded(size, 16, with_stack, 1, 0);
     heap_busy--;
     return user;
 }
@@ -327,10 +347,37 @@ static void release_recorded(uintptr_t user, int with_stack)
     quarantine_push_batched(&block, evict, NULL);
 }
 
+/* A block of the guard pool: its pages made inaccessible; a second free
+ * or a pointer inside it reported as for any block. */
+static void release_guarded(uintptr_t user, int with_stack)
+{
+    struct guard_block facts;
+    stack_id stack = with_stack ? heap_capture(HEAP_CAPTURE_FREE) : 0;
+    if (guard_pool_release(user, stack, &facts) == 0) {
+        if (facts.alloc_stack != 0)
+            stack_counts_freed(facts.alloc_stack, facts.size);
+        return;
+    }
+    struct block_facts block = { .size = facts.size, .alignment = 16,
+                                 .alloc_stack = facts.alloc_stack };
+    int known = facts.user != 0;
+    report(known && facts.user == user && facts.state != GUARD_SLOT_LIVE ? HEAP_DOUBLE_FREE
+                                                                          : known ? HEAP_INTERIOR_FREE
+                                                                                  : HEAP_INVALID_FREE,
+           user, known ? facts.user : 0, known ? &block : NULL, facts.free_stack, "at free");
+}
+
 void heap_release(void *pointer)
 {
     if (pointer == NULL)
         return;
+    if (guard_pool_contains((uintptr_t)pointer)) {
+        int with_stack = heap_busy == 0;
+        heap_busy++;
+        release_guarded((uintptr_t)pointer, with_stack);
+        heap_busy--;
+        return;
+    }
     if (!heap.recording) {
         __libc_free(pointer); /* heap=0, or before initialisation: none is ours */
         return;
@@ -349,6 +396,8 @@ size_t heap_usable_size(void *pointer)
 {
     if (pointer == NULL)
         return 0;
+    if (guard_pool_contains((uintptr_t)pointer))
+        return guard_pool_size((uintptr_t)pointer);
     if (heap.recording && block_set_contains((uintptr_t)pointer)) {
         /* What the user may use: the guard starts right after it. A freed
          * (quarantined) or damaged block has nothing usable. */
@@ -396,10 +445,34 @@ static int resize_in_place(uintptr_t user, const struct block_facts *facts, size
     return 1;
 }
 
+/* A guarded block always moves: a new block (guarded if it may be), the
+ * bytes copied, the old one freed (and so made inaccessible: a reference
+ * kept into it faults at its next use, as a std::vector's does). */
+static void *reallocate_guarded(void *pointer, size_t size)
+{
+    size_t old_size = guard_pool_size((uintptr_t)pointer);
+    if (old_size == 0 && size != 0) {
+        heap_release(pointer); /* not live: reports the double or interior free */
+        return NULL;
+    }
+    if (size == 0) {
+        heap_release(pointer);
+        return NULL;
+    }
+    void *moved = heap_allocate(size, 16);
+    if (moved == NULL)
+        return NULL;
+    memcpy(moved, pointer, old_size < size ? old_size : size);
+    heap_release(pointer);
+    return moved;
+}
+
 void *heap_reallocate(void *pointer, size_t size)
 {
     if (pointer == NULL)
         return heap_allocate(size, 16);
+    if (guard_pool_contains((uintptr_t)pointer))
+        return reallocate_guarded(pointer, size);
     int ours = heap.recording && block_set_contains((uintptr_t)pointer);
     if (!ours) {
         if (size == 0) {

@@ -108,6 +108,10 @@ int heap_wait_for_scans(void);
 /* The heap's part of a crash report: the fatal handler's crash callback
  * (set by heap_state.c; a program that sets its own replaces it).
  * Signal-safe. */
+/* The crash report's lead: a heap error held for its abort first, that
+ * abort's trace left out (heap_inspect.c). Signal-safe. */
+int heap_crash_lead(int fd, int format, int signo, const void *siginfo, const void *ucontext,
+                    void *context);
 void heap_crash_section(int fd, int format, int signo, const void *siginfo,
                         const void *ucontext, void *context);
 

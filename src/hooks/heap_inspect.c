@@ -11,6 +11,7 @@
 #include "heap.h"
 #include "block_set.h"
 #include "heap_report.h"
+#include "guard_fault.h"
 #include "quarantine.h"
 #include "../base/json_out.h"
 #include "../base/text_out.h"
@@ -218,6 +219,7 @@ struct guard_check {
     int fd;
     int damaged;
     int json;
+    uintptr_t named;    /* the block the heap error above named: not listed twice */
 };
 
 static void damaged_line(struct guard_check *check, enum heap_error kind, uintptr_t block,
@@ -242,6 +244,8 @@ static int check_guards(uintptr_t block, void *context)
     struct block_facts facts;
     if (!block_read(&heap.layout, block, &facts))
         return 0; /* being handed out or back right now; the set is read unlocked */
+    if (check->named != 0 && block == check->named)
+        return 0;
     long damage;
     if (block_guards_damaged(&heap.layout, block, facts.size, &damage))
         damaged_line(check, damage < 0 ? HEAP_UNDERFLOW : HEAP_OVERFLOW, block, &facts, damage);
@@ -253,20 +257,26 @@ static int check_guards(uintptr_t block, void *context)
     return 0;
 }
 
-__attribute__((visibility("default")))
-int backtrace_heap_check(int fd)
+/* The damaged blocks as text, but block NAMED (0: none). */
+static int guard_scan_text(int fd, uintptr_t named)
 {
-    if (!heap.recording)
-        return -1;
     char buffer[512];
     struct text_out out;
     text_out_init_fd(&out, fd, buffer, sizeof buffer);
-    struct guard_check check = { &out, fd, 0, 0 };
+    struct guard_check check = { &out, fd, 0, 0, named };
     heap_scan_begin();
     block_set_each(check_guards, &check);
     heap_scan_end();
     text_out_flush(&out);
     return check.damaged;
+}
+
+__attribute__((visibility("default")))
+int backtrace_heap_check(int fd)
+{
+    if (!heap.recording)
+        return -1;
+    return guard_scan_text(fd, 0);
 }
 
 static int fault_address(int signo, const void *siginfo, uintptr_t *address)
@@ -281,7 +291,7 @@ static int fault_address(int signo, const void *siginfo, uintptr_t *address)
 }
 
 /* In a JSON crash report: ,"heap_fault_block":{...}|null,"heap_damaged":[...] */
-static void json_crash_members(int fd, int signo, const void *siginfo)
+static void json_crash_members(int fd, int signo, const void *siginfo, uintptr_t named)
 {
     char buffer[512];
     struct text_out out;
@@ -299,11 +309,33 @@ static void json_crash_members(int fd, int signo, const void *siginfo)
         text_out_string(&out, "null");
     json_key(&out, "heap_damaged", 0);
     text_out_char(&out, '[');
-    struct guard_check check = { &out, fd, 0, 1 };
+    struct guard_check check = { &out, fd, 0, 1, named };
     block_set_each(check_guards, &check);
     heap_scan_end();
     text_out_char(&out, ']');
     text_out_flush(&out);
+}
+
+/* The block the lead's heap error named, for the guard scan of the same
+ * report (set and read by the one reporting thread). */
+static uintptr_t lead_named_block;
+
+/* The crash report's lead (backtrace_set_crash_lead): a heap error held
+ * for the abort that follows it comes first, and that abort's own trace,
+ * the hooks' frames down to abort(), is left out. Another signal (another
+ * thread crashed while the error waited) keeps its trace: it is the
+ * program's. */
+int heap_crash_lead(int fd, int format, int signo, const void *siginfo, const void *ucontext,
+                    void *context)
+{
+    (void)siginfo;
+    (void)ucontext;
+    (void)context;
+    if (!heap.recording)
+        return BACKTRACE_LEAD_KEEP_TRACE;
+    if (!heap_report_pending(fd, format, signo, &lead_named_block))
+        return BACKTRACE_LEAD_KEEP_TRACE;
+    return signo == SIGABRT ? BACKTRACE_LEAD_LEAVE_OUT_TRACE : BACKTRACE_LEAD_KEEP_TRACE;
 }
 
 /* The fatal handler's callback: the block of the fault address and the
@@ -313,11 +345,17 @@ void heap_crash_section(int fd, int format, int signo, const void *siginfo,
 {
     (void)ucontext;
     (void)context;
+    /* A guard page's fault leads: the heap error found at the access
+     * (sample=N too, where nothing else is recorded). */
+    int guarded = guard_fault_section(fd, format, signo, siginfo);
     if (!heap.recording)
         return;
-    heap_report_pending(fd, format, signo);
+    uintptr_t named;
+    if (!heap_report_pending(fd, format, signo, &named))
+        named = lead_named_block;
+    lead_named_block = 0;
     if (format == BACKTRACE_REPORT_JSON) {
-        json_crash_members(fd, signo, siginfo);
+        json_crash_members(fd, signo, siginfo, named);
         return;
     }
     const siginfo_t *info = siginfo;
@@ -325,7 +363,9 @@ void heap_crash_section(int fd, int format, int signo, const void *siginfo,
     struct text_out out;
     uintptr_t address;
     text_out_init_fd(&out, fd, buffer, sizeof buffer);
-    if (fault_address(signo, siginfo, &address)) {
+    if (guarded) {
+        /* said above */
+    } else if (fault_address(signo, siginfo, &address)) {
         text_out_string(&out, "*** heap: the fault address\n");
         text_out_flush(&out);
         if (backtrace_heap_describe((void *)address, fd) == 0) {
@@ -339,7 +379,7 @@ void heap_crash_section(int fd, int format, int signo, const void *siginfo,
     }
     text_out_string(&out, "*** heap: guards of every block\n");
     text_out_flush(&out);
-    int damaged = backtrace_heap_check(fd);
+    int damaged = guard_scan_text(fd, named);
     text_out_string(&out, damaged == 0 ? "*** all intact\n" : "*** end of damaged blocks\n");
     text_out_flush(&out);
 }

@@ -67,11 +67,34 @@ void heap_report_hex(struct text_out *out, uintptr_t value)
     text_out_hex(out, value);
 }
 
+/* A stack taken inside the hooks (the one that found an error, or one of
+ * an older capture) may hold our own frames; the person reading the
+ * report wants the program's. */
+int heap_report_frames(stack_id id, uint32_t *thread, void **frames, int capacity)
+{
+    int count = heap_stack_frames(id, thread, frames, capacity);
+    if (count <= 0 || heap.own_end <= heap.own_start)
+        return count;
+    int kept = 0;
+    for (int i = 0; i < count; i++) {
+        uintptr_t address = (uintptr_t)frames[i];
+        if (address < heap.own_start || address >= heap.own_end)
+            frames[kept++] = frames[i];
+    }
+    return kept;
+}
+
+int heap_report_found_at_call(const struct heap_error_facts *facts)
+{
+    return strcmp(facts->found, "at exit") != 0 &&
+           strcmp(facts->found, "at quarantine eviction") != 0;
+}
+
 void heap_report_stack(struct text_out *out, int fd, const char *title, stack_id id)
 {
     void *frames[REPORT_FRAMES];
     uint32_t thread;
-    int count = heap_stack_frames(id, &thread, frames, REPORT_FRAMES);
+    int count = heap_report_frames(id, &thread, frames, REPORT_FRAMES);
     if (count <= 0)
         return;
     text_out_string(out, "*** ");
@@ -105,6 +128,43 @@ static void text_region(struct text_out *out, const struct heap_error_facts *fac
     }
 }
 
+/* An error found by a check, not at the access: said in words, as the
+ * check's own stack (the exit path, an unrelated free) would mislead. */
+static void text_found_in_words(struct text_out *out, const struct heap_error_facts *facts)
+{
+    if (facts->access_stack != 0 || heap_report_found_at_call(facts))
+        return;
+    if (strcmp(facts->found, "at exit") == 0)
+        text_out_string(out, "*** found at exit, by the check of every block: the bad write came "
+                             "earlier, where no stack was taken\n");
+    else
+        text_out_string(out, "*** found when the block left the quarantine: the bad write came "
+                             "between its free and then, where no stack was taken\n");
+}
+
+static void text_block(struct text_out *out, const struct heap_error_facts *facts)
+{
+    if (facts->block == 0)
+        return;
+    text_out_string(out, "*** block ");
+    heap_report_hex(out, facts->block);
+    if (facts->size_known) {
+        text_out_string(out, " of ");
+        text_out_decimal(out, facts->size);
+        text_out_string(out, " bytes; the address is at offset ");
+        heap_report_signed(out, facts->offset);
+        text_out_string(out, where_in_block(facts));
+    } else {
+        text_out_string(out, " of unknown size (its header is damaged); the address is at "
+                             "offset ");
+        heap_report_signed(out, facts->offset);
+        text_out_string(out, "\n");
+    }
+}
+
+/* The order of ASan's report (docs/HEAP_REPORT.md): the headline, where
+ * it happened, then the block's history newest first, then one SUMMARY
+ * line. */
 void heap_error_text(int fd, const struct heap_error_facts *facts)
 {
     char buffer[1024];
@@ -117,37 +177,37 @@ void heap_error_text(int fd, const struct heap_error_facts *facts)
     text_out_string(&out, " (found ");
     text_out_string(&out, facts->found);
     text_out_string(&out, ")\n");
-    if (facts->block != 0) {
-        text_out_string(&out, "*** block ");
-        heap_report_hex(&out, facts->block);
-        if (facts->size_known) {
-            text_out_string(&out, " of ");
-            text_out_decimal(&out, facts->size);
-            text_out_string(&out, " bytes; the address is at offset ");
-            heap_report_signed(&out, facts->offset);
-            text_out_string(&out, where_in_block(facts));
-        } else {
-            text_out_string(&out, " of unknown size (its header is damaged); the address is at "
-                                  "offset ");
-            heap_report_signed(&out, facts->offset);
-            text_out_string(&out, "\n");
-        }
+    if (facts->access_what != NULL) {
+        text_out_string(&out, "*** ");
+        text_out_string(&out, facts->access_what);
+        text_out_string(&out, "\n");
     }
+    text_found_in_words(&out, facts);
+    text_block(&out, facts);
     text_region(&out, facts);
     text_out_string(&out, "*** pid ");
     text_out_decimal(&out, facts->pid);
     text_out_string(&out, ", thread ");
     text_out_decimal(&out, facts->tid);
-    text_out_string(&out, "\n*** here:\n");
-    text_out_end_line(&out);
-    text_out_flush(&out);
-    void *frames[REPORT_FRAMES];
-    uint32_t thread;
-    int count = heap_stack_frames(facts->here, &thread, frames, REPORT_FRAMES);
-    backtrace_print_fd(frames, count, 0, fd);
-    heap_report_stack(&out, fd, "allocated", facts->alloc_stack);
+    text_out_string(&out, "\n");
+    if (facts->access_stack != 0) {
+        heap_report_stack(&out, fd, "access", facts->access_stack);
+    } else if (heap_report_found_at_call(facts)) {
+        text_out_string(&out, "*** here:\n");
+        text_out_end_line(&out);
+        text_out_flush(&out);
+        void *frames[REPORT_FRAMES];
+        uint32_t thread;
+        int count = heap_report_frames(facts->here, &thread, frames, REPORT_FRAMES);
+        backtrace_print_fd(frames, count, 0, fd);
+    }
     heap_report_stack(&out, fd, "freed", facts->free_stack);
-    text_out_string(&out, "*** end of heap report\n");
+    heap_report_stack(&out, fd, "allocated", facts->alloc_stack);
+    char summary[512];
+    heap_summary(summary, sizeof summary, facts);
+    text_out_string(&out, "SUMMARY: execinfo_ex: ");
+    text_out_string(&out, summary);
+    text_out_string(&out, "\n*** end of heap report\n");
     text_out_flush(&out);
 }
 
@@ -155,7 +215,7 @@ void heap_report_json_stack(struct text_out *out, int fd, const char *key, stack
 {
     void *frames[REPORT_FRAMES];
     uint32_t thread;
-    int count = heap_stack_frames(id, &thread, frames, REPORT_FRAMES);
+    int count = heap_report_frames(id, &thread, frames, REPORT_FRAMES);
     json_key(out, key, 0);
     if (count <= 0) {
         text_out_string(out, "null");
@@ -211,9 +271,21 @@ void heap_error_json(int fd, const struct heap_error_facts *facts)
     text_out_decimal(&out, facts->pid);
     json_key(&out, "tid", 0);
     text_out_decimal(&out, facts->tid);
-    heap_report_json_stack(&out, fd, "here", facts->here);
-    heap_report_json_stack(&out, fd, "allocated", facts->alloc_stack);
+    json_key(&out, "access", 0);
+    if (facts->access_what != NULL)
+        json_string(&out, facts->access_what);
+    else
+        text_out_string(&out, "null");
+    heap_report_json_stack(&out, fd, "access_stack", facts->access_stack);
+    /* The checker's own stack (the exit path) is no one's: null. */
+    heap_report_json_stack(&out, fd, "here",
+                           heap_report_found_at_call(facts) ? facts->here : 0);
     heap_report_json_stack(&out, fd, "freed", facts->free_stack);
+    heap_report_json_stack(&out, fd, "allocated", facts->alloc_stack);
+    char summary[512];
+    heap_summary(summary, sizeof summary, facts);
+    json_key(&out, "summary", 0);
+    json_string(&out, summary);
     text_out_char(&out, '}');
     text_out_flush(&out);
 }
@@ -249,12 +321,14 @@ void heap_report_hold(const struct heap_error_facts *facts)
 
 /* Also for another signal: when a crash report of another thread is being
  * written, our abort waits for it and dies; that report carries the error. */
-void heap_report_pending(int fd, int format, int signo)
+int heap_report_pending(int fd, int format, int signo, uintptr_t *block)
 {
     (void)signo;
     int ready = 2;
+    *block = 0;
     if (!atomic_compare_exchange_strong(&pending_state, &ready, 3))
-        return;
+        return 0;
+    *block = pending.block;
     if (format == BACKTRACE_REPORT_JSON) {
         const char *member = ",\"heap_error\":";
         fd_write_all(fd, member, strlen(member));
@@ -265,4 +339,5 @@ void heap_report_pending(int fd, int format, int signo)
     /* Reported: a program that recovers from the abort (a SIGABRT
      * handler that jumps out) must not see it in its next crash report. */
     atomic_store(&pending_state, 0);
+    return 1;
 }

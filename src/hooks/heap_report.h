@@ -33,6 +33,11 @@ struct heap_error_facts {
     const char *found;          /* "at free", "at realloc", "at quarantine eviction", "at exit" */
     const char *region;         /* not a heap block at all: "stack", "module"; or NULL */
     const char *module;         /* for "module": its path ("" for the main program) */
+    /* The bad access itself, where something saw it happen (a guard
+     * page's fault): its stack, and "READ of size 8" or the like from the
+     * fault's decoding; 0 and NULL when only its damage was found later. */
+    stack_id access_stack;
+    const char *access_what;
     /* Filled by heap_report_error: */
     stack_id here;              /* the stack that found it */
     uint32_t pid, tid;
@@ -45,6 +50,19 @@ struct text_out;
 void heap_report_stack(struct text_out *out, int fd, const char *title, stack_id id);
 void heap_report_signed(struct text_out *out, long value);
 void heap_report_hex(struct text_out *out, uintptr_t value);
+
+/* The frames of stack ID without this library's own (by its text range,
+ * found once at init): no heap report shows the hooks' frames. Signal-safe. */
+int heap_report_frames(stack_id id, uint32_t *thread, void **frames, int capacity);
+
+/* 1 when the error was found at a call of the program's (free, realloc):
+ * the stack that found it is then that call's. 0 for a check at
+ * eviction or at exit, whose stack shows only the checker. */
+int heap_report_found_at_call(const struct heap_error_facts *facts);
+
+/* "KIND FILE:LINE in FUNCTION" for the report's SUMMARY line, into BUFFER
+ * (src/hooks/heap_summary.c). Signal-safe. */
+void heap_summary(char *buffer, size_t size, const struct heap_error_facts *facts);
 
 /* ,"KEY":{"thread":N,"frames":[...]} or ,"KEY":null. Signal-safe. */
 void heap_report_json_stack(struct text_out *out, int fd, const char *key, stack_id id);
@@ -84,7 +102,8 @@ void heap_report_error(const struct heap_error_facts *facts);
  * report's FORMAT (text lines, or a ,"heap_error":{...} member), once:
  * the error is then no longer pending, so a program that recovers from
  * the abort does not see it again in its next crash report. Nothing when
- * no heap error is pending. Signal-safe. */
-void heap_report_pending(int fd, int format, int signo);
+ * no heap error is pending. Returns 1 when it wrote one, with *BLOCK the
+ * block it named (0 if none), which the guard scan then leaves out. Signal-safe. */
+int heap_report_pending(int fd, int format, int signo, uintptr_t *block);
 
 #endif

@@ -8,6 +8,8 @@
  * unrecorded, and are recognised as not ours when freed later. */
 #define _GNU_SOURCE
 #include "heap.h"
+#include "guard_pool.h"
+#include "sample.h"
 #include "block_set.h"
 #include "mtrace.h"
 #include "profile_dump.h"
@@ -32,16 +34,19 @@ static void before_fork(void)
 {
     mtrace_before_fork();
     quarantine_lock();
+    guard_pool_lock(); /* a child must not inherit it held */
 }
 
 static void after_fork_in_parent(void)
 {
+    guard_pool_unlock();
     quarantine_unlock();
     mtrace_after_fork();
 }
 
 static void after_fork_in_child(void)
 {
+    guard_pool_unlock();
     quarantine_unlock();
     mtrace_after_fork();
     heap_forget_thread_id(); /* the child's thread has a new id */
@@ -95,10 +100,12 @@ static void install_fatal_handler(void)
             sigaction(SIGABRT, NULL, &abort_action) == 0 && (abort_action.sa_flags & SA_SIGINFO))
             heap.fatal_handler = abort_action.sa_sigaction;
         /* Added, not set: the program keeps backtrace_set_crash_callback. */
-        if (heap.recording)
+        if (heap.recording || heap.options.sample != 0)
             heap.crash_section_added =
                 backtrace_add_crash_callback(heap_crash_section, NULL) == 0 &&
                 heap.fatal_handler != NULL;
+        if (heap.crash_section_added)
+            backtrace_set_crash_lead(heap_crash_lead, NULL);
         heap_busy--;
     }
     profile_dump_start(); /* in front of the dump's handler, installed just now */
@@ -109,9 +116,19 @@ static void initialise(void)
     heap.options = *environment_options_quietly(); /* the core library reports a mistake */
     block_layout_init(&heap.layout, heap.options.guard, make_secret());
     find_own_code();
-    int recording = heap.options.heap && stack_depot_init(DEPOT_RESERVE) == 0 &&
+    /* sample=N: recording is off, as with heap=0, but for the samples. */
+    int sampling = heap.options.sample != 0;
+    int recording = heap.options.heap && !sampling && stack_depot_init(DEPOT_RESERVE) == 0 &&
                     stack_counts_init(COUNTED_STACKS_MAX) == 0 &&
                     quarantine_init(heap.options.quarantine) == 0;
+    if (sampling && stack_depot_init(DEPOT_RESERVE) != 0)
+        sampling = 0;
+    if ((recording && heap.options.guard_pages != 0) || sampling)
+        guard_pool_init(heap.options.guard_pages == 2 ? GUARD_BEFORE : GUARD_AFTER,
+                        heap.options.guard_pages_max, heap.options.guard_pages_budget);
+    if (sampling)
+        sample_init(heap.options.sample_seed != 0 ? heap.options.sample_seed
+                                                  : (uint64_t)make_secret() << 32 | make_secret());
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     heap.recording = recording;
 }

@@ -17,6 +17,7 @@
 #include "leak.h"
 #include "leak_arch.h"
 #include "block_set.h"
+#include "guard_pool.h"
 #include "heap.h"
 #include "../base/maps_reader.h"
 #include "execinfo_ex.h"
@@ -45,10 +46,32 @@ static int snapshot_one(uintptr_t user, void *context)
     return 0;
 }
 
+/* A live block of the guard pool (guard_pages, sample=N): in the
+ * snapshot as any other. No ignore bit: backtrace_heap_ignore does not
+ * know the pool's blocks. */
+static void snapshot_guarded(uintptr_t user, size_t size, stack_id stack, void *context)
+{
+    struct leak_scan *scan = context;
+    if (scan->block_count == scan->block_capacity) {
+        scan->blocks_missed = 1;
+        return;
+    }
+    scan->addresses[scan->block_count] = user;
+    scan->blocks[scan->block_count++] = (struct leak_block){
+        .user = user, .size = size, .stack = stack, .tag = LEAK_UNREACHED,
+    };
+}
+
+/* In address order, which the search needs: the set's blocks below the
+ * guard pool, the pool's (in address order too), the set's above it. */
 static void take_snapshot(struct leak_scan *scan)
 {
     scan->block_count = 0;
-    block_set_each(snapshot_one, scan);
+    uintptr_t pool_low = __atomic_load_n(&guard_pool_low, __ATOMIC_ACQUIRE);
+    block_set_each_in(0, pool_low, snapshot_one, scan);
+    guard_pool_each_live(snapshot_guarded, scan);
+    if (pool_low + GUARD_POOL_SPAN > pool_low)
+        block_set_each_in(pool_low + GUARD_POOL_SPAN, UINTPTR_MAX, snapshot_one, scan);
     scan->heap_low = scan->heap_high = 0;
     for (size_t i = 0; i < scan->block_count; i++) {
         const struct leak_block *block = &scan->blocks[i];

@@ -22,16 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *const profile_value_names[PROFILE_VALUES] = {
-    "alloc_objects", "alloc_space", "inuse_objects", "inuse_space", "peak_objects", "peak_space",
-};
-
-int profile_value_is_bytes(enum profile_value value)
-{
-    return value == PROFILE_ALLOC_SPACE || value == PROFILE_INUSE_SPACE ||
-           value == PROFILE_PEAK_SPACE;
-}
-
 /* The frames of every sample, one after another: return addresses. */
 struct frame_words {
     uint64_t *words;

@@ -21,9 +21,12 @@ enum profile_value {
     PROFILE_VALUES
 };
 
-/* "alloc_objects"...; and whether a value is a count or bytes. */
+/* "alloc_objects"...; and whether a value is a count or bytes
+ * (profile_values.c, shared with execinfo_ex_leaks). */
 extern const char *const profile_value_names[PROFILE_VALUES];
 int profile_value_is_bytes(enum profile_value value);
+/* The value NAME names ("inuse_space"...), or -1. */
+int profile_value_by_name(const char *name);
 
 struct profile_function {
     const char *name;            /* demangled; module+0xoffset when unknown */

@@ -13,7 +13,6 @@
 #include "../base/array_grow.h"
 #include "../base/environment.h"
 #include "../unwind/rule_cache.h"
-#include "../unwind/stack_walk.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -477,8 +476,9 @@ static void unlock_after_fork(void)
 __attribute__((constructor))
 static void index_at_load(void)
 {
-    /* The main thread's first backtrace then reads no /proc/self/maps. */
-    stack_walk_remember_this_stack();
+    /* The main thread's stack is not remembered here (it cost a read of
+     * /proc/self/maps, 50 us, in every process): its first walk, or the
+     * crash handler's, looks it up when it first reads it (issue 26). */
     index_refresh(1);
     /* Registered after the build, whose allocations start the hook layer
      * (which registers its own): prepare handlers run last registered

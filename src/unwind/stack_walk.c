@@ -155,17 +155,6 @@ void stack_walk_adopt_stack(const struct memory_range *range)
     thread_ranges[0] = *range;
 }
 
-void stack_walk_remember_this_stack(void)
-{
-    struct maps_entry entry;
-    uintptr_t here = (uintptr_t)&entry;
-
-    if (range_holds(&thread_ranges[0], here, 1) || range_holds(&thread_ranges[1], here, 1))
-        return;
-    if (maps_find(here, &entry) == 0 && entry.readable)
-        thread_ranges[0] = (struct memory_range){ entry.start, entry.end };
-}
-
 /* ---- one step ------------------------------------------------------------ */
 
 static int compute_cfa(struct stack_walk *walk, const struct cfi_frame *frame, uintptr_t *cfa)

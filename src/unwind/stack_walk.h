@@ -54,10 +54,6 @@ void stack_walk_begin_ucontext(struct stack_walk *walk, const void *ucontext);
  * Every memory read is checked against the mappings first. Signal-safe. */
 int stack_walk_step(struct stack_walk *walk);
 
-/* Remember the mapping of the calling thread's stack, so that its first
- * walk needs no lookup in /proc/self/maps. Signal-safe. */
-void stack_walk_remember_this_stack(void);
-
 /* Take RANGE as the calling thread's stack mapping, as if a walk had met
  * it: a thread asked for its trace by another, which read
  * /proc/self/maps once for all of them (src/threads/thread_request.c),

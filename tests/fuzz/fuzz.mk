@@ -6,7 +6,8 @@
 # which every run reads first. Included by the Makefile. Targets: the
 # options parser, the state blob checker, the leak tool's trace line parser
 # and its whole trace path, the symbol index builder (on images in memory
-# and on module files) and the DWARF line reader (docs/RELIABILITY.md).
+# and on module files), the DWARF line reader and the fatal handler's
+# x86-64 instruction walker (docs/RELIABILITY.md).
 
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_CC      ?= clang
@@ -14,9 +15,13 @@ FUZZ_SECONDS ?= 20
 FUZZ_FLAGS   := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-Iinclude -Isrc -Itools/leaks
 FUZZ_HEADERS := $(wildcard include/*.h src/*/*.h tools/leaks/*.h)
-FUZZ_TARGETS := options state_blob trace_line trace_file elf_index dwarf_lines index_cache
+FUZZ_TARGETS := options state_blob trace_line trace_file elf_index dwarf_lines index_cache instruction
 
 $(FUZZ_DIR)/fuzz_options: tests/fuzz/fuzz_options.c src/base/options.c $(FUZZ_HEADERS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
+
+$(FUZZ_DIR)/fuzz_instruction: tests/fuzz/fuzz_instruction.c src/fatal/instruction_x86_64.c $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
@@ -67,6 +72,11 @@ fuzz-seeds: all $(BUILD)/tests/state_program $(BUILD)/tests/mtrace_program $(BUI
 		$(BUILD)/tests/cache_probe > /dev/null
 	find $(FUZZ_DIR)/seeds/index_cache -name '*.idx' -size +256k -delete
 	@mkdir -p $(FUZZ_DIR)/seeds/options $(FUZZ_DIR)/seeds/state_blob $(FUZZ_DIR)/seeds/trace_line
+	@mkdir -p $(FUZZ_DIR)/seeds/instruction
+	printf '\110\213\104\217\020' > $(FUZZ_DIR)/seeds/instruction/mov_sib
+	printf '\142\361\174\130\130\007' > $(FUZZ_DIR)/seeds/instruction/evex_broadcast
+	printf '\304\342\175\030\007' > $(FUZZ_DIR)/seeds/instruction/vex_broadcast
+	printf '\146\017\072\026\007\000' > $(FUZZ_DIR)/seeds/instruction/pextrd
 	printf 'handler=1:frames=16:guard=16:quarantine=4M:report=/tmp/r' > $(FUZZ_DIR)/seeds/options/1
 	printf 'heap=0:mtrace_frames=8:format=json:signals=segv,abrt' > $(FUZZ_DIR)/seeds/options/2
 	EXECINFO_EX_OPTIONS= $(BUILD)/tests/state_program save $(FUZZ_DIR)/seeds/state_blob/1

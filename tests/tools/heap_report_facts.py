@@ -62,6 +62,8 @@ def text_facts(text):
                       "offset": int(m.group(4)), "allocated": None, "freed": None}
             facts["damaged"].append(record)
             continue
+        if line.startswith("*** found ") and record is facts["heap_error"]:
+            continue  # "found at exit" in words: a line of the error's own
         m = re.match(r"\*\*\* (here|allocated|freed)( by thread \d+)?:$", line)
         if m and record is not None:
             stack_key = m.group(1)

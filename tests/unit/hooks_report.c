@@ -16,7 +16,8 @@ struct pending_call {
 static void write_pending(int fd, void *context)
 {
     const struct pending_call *call = context;
-    heap_report_pending(fd, call->format, 6);
+    uintptr_t block;
+    heap_report_pending(fd, call->format, 6, &block);
 }
 
 static struct heap_error_facts error_at(uintptr_t address)

@@ -483,6 +483,93 @@ static void same_frames(const char *more)
 
 Test(index_cache, a_crash_names_the_same_frames_with_and_without_it) { same_frames(""); }
 
+/* ---- crashes before main's body, and a damaged file at the crash (issue 26) ---- */
+
+/* The frame lines of a crash of early_crash under the preloaded core
+ * library: MODE "constructor" faults in its constructor, "main" at main's
+ * first instruction. */
+static void early_frames(const char *mode, const char *options, char *out, size_t size)
+{
+    static struct child_result result;
+    char program[512];
+    const char *library = getenv("EXECINFO_EX_LIBRARY");
+    cr_assert_not_null(library, "EXECINFO_EX_LIBRARY (make test sets it)");
+    snprintf(program, sizeof program, "%s/early_crash", tests_dir());
+    snprintf(crash_options, sizeof crash_options, "EXECINFO_EX_OPTIONS=handler=1:%s", options);
+    snprintf(crash_library, sizeof crash_library, "EARLY_CRASH=%s", mode);
+    snprintf(crash_preload, sizeof crash_preload, "LD_PRELOAD=%s", library);
+    char *argv[] = { program, NULL };
+    run_program(program, argv, prepare_crash, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    cr_assert(strstr(result.output, "*** end of report") != NULL, "%s", result.output);
+    size_t used = 0;
+    out[0] = '\0';
+    for (char *line = strtok(result.output, "\n"); line != NULL; line = strtok(NULL, "\n"))
+        if (line[0] == '#' && used + strlen(line) + 2 < size)
+            used += (size_t)snprintf(out + used, size - used, "%s\n", line);
+    without_addresses(out);
+}
+
+/* Without the cache, cold and warm: the same frames, with EXPECTED (a
+ * name and its file:line) in each. */
+static void early_crash_named(const char *mode, const char *expected_first,
+                              const char *expected_line)
+{
+    char directory[64], options[256];
+    static char without[1 << 14], cold[1 << 14], warm[1 << 14];
+    fresh_directory(directory, sizeof directory);
+    early_frames(mode, "index_cache=0", without, sizeof without);
+    cache_option(options, sizeof options, directory, "");
+    early_frames(mode, options, cold, sizeof cold);
+    early_frames(mode, options, warm, sizeof warm);
+    cr_assert(strstr(without, expected_first) != NULL, "%s", without);
+    cr_assert(strstr(without, expected_line) != NULL, "%s", without);
+    cr_assert_str_eq(cold, without);
+    cr_assert_str_eq(warm, without);
+}
+
+Test(index_cache, a_crash_in_a_constructor_is_named, .timeout = 60)
+{
+    early_crash_named("constructor", "#0  ", "early_constructor_fault+0");
+    early_crash_named("constructor", "early_constructor+", "early_crash.c:");
+}
+
+Test(index_cache, a_crash_at_the_first_instruction_of_main_is_named, .timeout = 60)
+{
+    early_crash_named("main", "(main+0)", "__libc_start_call_main");
+}
+
+/* Every file of a warm directory damaged (a byte flipped, or cut in
+ * half): the crash still names what it named without the cache (the
+ * files are refused and the index built again at load), and nothing
+ * hangs (the test's timeout). */
+static void damaged_at_the_crash(enum damage damage)
+{
+    char directory[64], options[256], names[64][320];
+    static char without[1 << 14], damaged[1 << 14];
+    fresh_directory(directory, sizeof directory);
+    crash_frames("index_cache=0", without, sizeof without);
+    cache_option(options, sizeof options, directory, "");
+    crash_frames(options, damaged, sizeof damaged);
+    int count = cache_files(directory, names, 64);
+    cr_assert_gt(count, 2);
+    for (int i = 0; i < count; i++)
+        apply(damage, names[i], directory, i);
+    crash_frames(options, damaged, sizeof damaged);
+    cr_assert(strstr(without, "fixture_crash_inner") != NULL, "%s", without);
+    cr_assert_str_eq(damaged, without);
+}
+
+Test(index_cache, a_crash_with_changed_bytes_in_every_file, .timeout = 60)
+{
+    damaged_at_the_crash(BYTE_FLIPPED);
+}
+
+Test(index_cache, a_crash_with_every_file_truncated, .timeout = 60)
+{
+    damaged_at_the_crash(TRUNCATED);
+}
+
 /* lines=own, the default: a dlopen'd module built with -g gets its lines
  * (lines=main leaves them out), from its own line table only: its
  * stripped copy with a debug file under a root gets names, not lines. */

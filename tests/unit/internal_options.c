@@ -146,13 +146,41 @@ Test(options, heap_options_and_their_defaults)
 Test(options, the_unknown_option_message_lists_every_name)
 {
     struct options options;
-    char error[640];
+    char error[1024];
     options_defaults(&options);
     cr_assert_eq(options_parse(&options, "colour=blue", error, sizeof error), -EINVAL);
     cr_assert(strstr(error, "(known: lines, line_memory,"), "%s", error);
     cr_assert(strstr(error, ", exit_check, threads, threads_timeout_ms, dump_signal, minidump, "
                             "profile, profile_format, profile_sample, leak_check, leak_exitcode, "
-                            "error_exitcode, suppressions)"), "%s", error);
+                            "error_exitcode, suppressions, guard_pages, guard_pages_max, "
+                            "guard_pages_budget, sample, sample_seed)"), "%s", error);
+}
+
+Test(options, guard_pages_and_sample)
+{
+    struct options options;
+    char error[256];
+    options_defaults(&options);
+    cr_assert_eq(options.guard_pages, 0);
+    cr_assert_eq(options.guard_pages_max, (size_t)128 << 20);
+    cr_assert_eq(options.guard_pages_budget, 0u);
+    cr_assert_eq(options.sample, 0u);
+    cr_assert_eq(options_parse(&options, "guard_pages=before:guard_pages_max=1M:"
+                                         "guard_pages_budget=100:sample=1000:sample_seed=42",
+                               error, sizeof error), 0, "%s", error);
+    cr_assert_eq(options.guard_pages, 2);
+    cr_assert_eq(options.guard_pages_max, (size_t)1 << 20);
+    cr_assert_eq(options.guard_pages_budget, 100u);
+    cr_assert_eq(options.sample, 1000u);
+    cr_assert_eq(options.sample_seed, 42u);
+    cr_assert_eq(options_parse(&options, "guard_pages=after", error, sizeof error), 0);
+    cr_assert_eq(options.guard_pages, 1);
+    cr_assert_eq(options_parse(&options, "guard_pages=1", error, sizeof error), 0);
+    cr_assert_eq(options.guard_pages, 1);
+    const char *bad[] = { "guard_pages=2", "guard_pages=yes", "guard_pages_max=129M",
+                          "sample=-1", "sample_seed=1k", "sample=2G" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(options_parse(&options, bad[i], error, sizeof error), -EINVAL, "%s", bad[i]);
 }
 
 Test(options, heap_profile_options)

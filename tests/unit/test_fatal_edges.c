@@ -86,7 +86,8 @@ Test(edges, a_fault_without_address_says_unknown_and_gives_hints, .timeout = 30)
     run_child(crash_non_canonical, NULL, &result);
     assert_died_by(&result, SIGSEGV);
     const char *out = result.output;
-    assert_in(out, "(SIGSEGV), code 128 (SI_KERNEL), fault address unknown\n");
+    /* A general-protection fault has no page-fault code: a size, no direction. */
+    assert_in(out, "(SIGSEGV), code 128 (SI_KERNEL), fault address unknown, access of size 8\n");
     cr_assert_null(strstr(out, "fault address 0x0"), "%s", out);
     /* The instruction's operand: the pointer's value plus the offset 8. */
     assert_in(out, "*** hint: the faulting instruction's memory operand [");
@@ -107,6 +108,7 @@ Test(edges, a_fault_without_address_in_json, .timeout = 30)
                          "and r[\"fault_hints\"][0][\"expression\"].endswith(\"+0x8]\") "
                          "and r[\"fault_hints\"][0][\"non_canonical\"] is True "
                          "and r[\"fault_hints\"][0][\"free_fill\"] is True "
+                         "and r[\"access\"] == {\"direction\": None, \"size\": 8} "
                          "and any(h[\"source\"] == \"register\" and "
                          "h[\"value\"] == \"0xefefefefefefefef\" for h in r[\"fault_hints\"])"),
               "%s", result.output);
@@ -126,7 +128,8 @@ Test(edges, a_fault_with_an_address_has_no_hints, .timeout = 30)
     assert_died_by(&result, SIGSEGV);
     cr_assert(json_holds(result.output,
                          "r[\"fault_address\"] == \"0x10\" and r[\"fault_address_unknown\"] is False "
-                         "and r[\"fault_hints\"] == []"),
+                         "and r[\"fault_hints\"] == [] "
+                         "and r[\"access\"] == {\"direction\": \"WRITE\", \"size\": 4}"),
               "%s", result.output);
     run_child(crash_null_write, NULL, &result);
     assert_died_by(&result, SIGSEGV);
@@ -159,7 +162,7 @@ Test(edges, a_use_after_free_through_the_fill_says_the_heap_cannot_tell, .timeou
     run_fixture("freed_pointer", NULL, NULL, &result);
     assert_died_by(&result, SIGSEGV);
     const char *out = result.output;
-    assert_in(out, "code 128 (SI_KERNEL), fault address unknown\n");
+    assert_in(out, "code 128 (SI_KERNEL), fault address unknown, access of size 8\n");
     assert_in(out, "+0x8] is 0xefefefefefefeff7: not canonical, near the free-fill pattern 0xef\n");
     assert_in(out, "*** heap: the fault address is unknown");
     cr_assert_null(strstr(out, "is in no heap block"), "%s", out);
@@ -355,7 +358,7 @@ Test(edges, called_plainly_from_a_siginfo_handler_with_readable_garbage, .timeou
     assert_died_by(&result, SIGSEGV);
     const char *out = result.output;
     /* That handler's own frame has the kernel's siginfo. */
-    assert_in(out, "(SIGSEGV), code 1 (SEGV_MAPERR), fault address 0x10\n");
+    assert_in(out, "(SIGSEGV), code 1 (SEGV_MAPERR), fault address 0x10, WRITE of size 4\n");
     const char *first = strstr(out, "#0  ");
     cr_assert(first != NULL && strstr(first, "(write_to_null+") != NULL &&
               strstr(first, "(write_to_null+") < strchr(first, '\n'), "%s", out);
@@ -395,7 +398,9 @@ Test(edges, with_process_vm_readv_refused_the_report_is_still_whole, .timeout = 
     static struct child_result result;
     run_child(crash_without_process_vm_readv, NULL, &result);
     assert_died_by(&result, SIGSEGV);
-    assert_in(result.output, "(SIGSEGV), code 1 (SEGV_MAPERR), fault address 0x10\n");
+    /* The direction is in the ucontext; the size needed the instruction. */
+    assert_in(result.output,
+              "(SIGSEGV), code 1 (SEGV_MAPERR), fault address 0x10, WRITE of unknown size\n");
     assert_in(result.output, "(write_to_null+0) [");
     assert_in(result.output, "*** end of report");
     /* The instruction cannot be read then: the registers still hint. */

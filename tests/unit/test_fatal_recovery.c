@@ -76,7 +76,7 @@ Test(recovery, a_fault_handled_by_the_program_leaves_the_next_crash_its_report,
     cr_assert_eq(count_of(out, "*** execinfo_ex: fatal signal"), 2, "%s", out);
     cr_assert_eq(count_of(out, "*** end of report"), 2, "%s", out);
     cr_assert(strstr(out, "(benign_fault_then_real_one+"), "%s", out);
-    cr_assert(strstr(out, "fault address 0x10\n"), "the second report is the real one:\n%s", out);
+    cr_assert(strstr(out, "fault address 0x10, WRITE of size 4\n"), "the second report is the real one:\n%s", out);
 }
 
 /* ---- int3: frame 0 is the breakpoint, not what follows it ---- */

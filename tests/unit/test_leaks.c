@@ -768,6 +768,55 @@ Test(leaks, summary_is_one_line)
                               "(10 events, 0 malformed lines)\n");
 }
 
+/* --format=summary is --summary; -o writes the output to a file; a
+ * second form, an unknown form or sample type is a usage error. */
+Test(leaks, format_and_output_options)
+{
+    struct tool_run run;
+    char *trace = write_text("format.trace", known_leaks);
+    char *out = in_work("format.out");
+    run_tool(&run, ARGS("--format=summary", "-o", out, trace));
+    assert_exit(&run, 1);
+    cr_assert_str_eq(run.out, "");
+    char *written = read_whole(out);
+    cr_assert_str_eq(written, "170 bytes in 6 blocks not freed, from 3 stacks "
+                              "(10 events, 0 malformed lines)\n");
+    free(written);
+    run_tool(&run, ARGS("--summary", "--format=json", trace));
+    assert_exit(&run, 2);
+    assert_in(run.err, "exclude each other");
+    run_tool(&run, ARGS("--format=svg", trace));
+    assert_exit(&run, 2);
+    assert_in(run.err, "bad value 'svg' for --format");
+    run_tool(&run, ARGS("--format=folded", "--sample=peak_space", trace));
+    assert_exit(&run, 2);
+    assert_in(run.err, "bad value 'peak_space' for --sample");
+}
+
+/* Folded stacks of a trace: one line per stack, outermost first, the
+ * value --sample names (alloc_*: freed blocks too). */
+Test(leaks, folded_profile_of_a_trace)
+{
+    struct tool_run run;
+    char *trace = write_text("folded.trace",
+                             "@ /x/s:[0x10] + 0x1000 0x10\n"
+                             "# stack /x/s:[0x10] /x/s:[0x20] /x/s:[0x30]\n"
+                             "@ /x/s:[0x10] + 0x2000 0x20\n"
+                             "# stack /x/s:[0x10] /x/s:[0x21] /x/s:[0x30]\n"
+                             "@ /x/s:[0x10] - 0x2000\n"
+                             "@ /x/s:[0x10] + 0x3000 0x30\n"
+                             "# stack /x/s:[0x10] /x/s:[0x21] /x/s:[0x30]\n"
+                             "@ /x/s:[0x10] + 0x4000 0x8\n"
+                             "# stack /x/s:[0x10] /x/s:[0x20] /x/s:[0x30]\n");
+    run_tool(&run, ARGS("--format=folded", trace));
+    assert_exit(&run, 1);
+    cr_assert_str_eq(run.out, "s+0x30;s+0x20;s+0x10 24\ns+0x30;s+0x21;s+0x10 48\n");
+    run_tool(&run, ARGS("--format=folded", "--profile-sample=alloc_space", trace));
+    cr_assert_str_eq(run.out, "s+0x30;s+0x20;s+0x10 24\ns+0x30;s+0x21;s+0x10 80\n");
+    run_tool(&run, ARGS("--format=folded", "--sample=alloc_objects", trace));
+    cr_assert_str_eq(run.out, "s+0x30;s+0x20;s+0x10 2\ns+0x30;s+0x21;s+0x10 2\n");
+}
+
 /* Five stacks of five frames, of 500, 400, ... 100 bytes. */
 static char *write_five_stacks(void)
 {

@@ -436,3 +436,122 @@ Test(profile, cxx_names_are_demangled_with_their_inlined_calls, .init = setup_to
     cr_expect_null(strstr(traces, "_ZN"), "nothing mangled:\n%s", traces);
     free(traces);
 }
+
+/* execinfo_ex_leaks --format=pprof|folded: the same program traced
+ * (MALLOC_TRACE with stacks, mtrace_at_load.so), the trace turned into a
+ * profile while the program still exists (the tool names frames from its
+ * file), then the program deleted: pprof must give exactly the program's
+ * allocated and in-use objects and bytes per site, and the folded lines
+ * of each sample type add up to the same per site and in all. A trace
+ * has no peak: those values are 0. The tool names a frame by its physical
+ * function, so fill_inlined's blocks are its caller's. */
+static void run_traced_into_leaks(void)
+{
+    const char *tests = getenv("EXECINFO_EX_TESTS"), *build = getenv("EXECINFO_EX_BUILD");
+    cr_assert(tests != NULL && build != NULL, "set by make test");
+    char *answers = shell("cp %s/profile_program prog && "
+                          "EXECINFO_EX_OPTIONS=mtrace_frames=64 MALLOC_TRACE=%s/heap.trace "
+                          "LD_PRELOAD='%s/libexecinfo_ex_hooks.so %s/execinfo_ex/mtrace_at_load.so' "
+                          "./prog %s/middle.out", tests, work, build, build, work);
+    parse_expected(answers);
+    free(answers);
+    struct site *inlined = site_named("fill_inlined");
+    cr_assert_not_null(inlined);
+    snprintf(inlined->name, sizeof inlined->name, "site_inlined_caller");
+    /* Status 1: memory was left, as the program leaves it on purpose. */
+    free(shell("L=%s/bin/execinfo_ex_leaks; "
+               "{ $L --format=pprof -o leaks.pb.gz heap.trace; test $? = 1; } && "
+               "for t in alloc_objects alloc_space inuse_objects inuse_space; do "
+               "{ $L --format=folded --sample=$t heap.trace > leaks.$t; test $? = 1; } || exit 1; "
+               "done && rm prog", build));
+}
+
+static long folded_sums(const char *name, long per_site[SITES_MAX])
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", work, name);
+    char *folded = read_whole(path);
+    long total = 0;
+    memset(per_site, 0, sizeof(long) * SITES_MAX);
+    for (char *line = folded; *line != '\0';) {
+        char *end = strchr(line, '\n');
+        cr_assert_not_null(end, "an unterminated line");
+        *end = '\0';
+        char *space = strrchr(line, ' ');
+        cr_assert_not_null(space, "%s", line);
+        long value = strtol(space + 1, NULL, 10);
+        *space = '\0';
+        char *last = strrchr(line, ';');
+        struct site *site = site_named(last != NULL ? last + 1 : line);
+        total += value;
+        if (site != NULL)
+            per_site[site - sites] += value;
+        line = end + 1;
+    }
+    free(folded);
+    return total;
+}
+
+/* Only go: this test draws no picture. */
+static void setup_go(void)
+{
+    char *found = shell("command -v go || echo missing");
+    cr_assert(strstr(found, "missing") == NULL, "go (golang-go) is needed");
+    free(found);
+}
+
+Test(profile, leaks_tool_profiles_a_trace, .init = setup_go)
+{
+    run_traced_into_leaks();
+    char *raw = shell("go tool pprof -symbolize=none -raw leaks.pb.gz");
+    long totals[SITES_MAX][SAMPLE_TYPES], grand[SAMPLE_TYPES];
+    sum_raw(raw, totals, grand);
+    free(raw);
+    for (int s = 0; s < site_count; s++)
+        for (int t = 0; t < SAMPLE_TYPES; t++)
+            cr_expect_eq(totals[s][t], t < PEAK_OBJECTS ? sites[s].figures[t] : 0,
+                         "%s %s: pprof %ld, the program %ld", sites[s].name, sample_types[t],
+                         totals[s][t], sites[s].figures[t]);
+    for (int t = 0; t < PEAK_OBJECTS; t++) {
+        char *top = shell("go tool pprof -symbolize=none -top -nodefraction=0 -nodecount=10000 "
+                          "-unit=B -sample_index=%s leaks.pb.gz", sample_types[t]);
+        for (int s = 0; s < site_count; s++)
+            cr_expect_eq(top_flat(top, sites[s].name), sites[s].figures[t], "%s %s in:\n%s",
+                         sites[s].name, sample_types[t], top);
+        free(top);
+        char name[64];
+        long per_site[SITES_MAX];
+        snprintf(name, sizeof name, "leaks.%s", sample_types[t]);
+        long total = folded_sums(name, per_site);
+        for (int s = 0; s < site_count; s++)
+            cr_expect_eq(per_site[s], sites[s].figures[t], "%s %s: folded %ld, the program %ld",
+                         sites[s].name, sample_types[t], per_site[s], sites[s].figures[t]);
+        cr_expect_eq(total, grand[t], "%s: folded %ld, pprof %ld", sample_types[t], total, grand[t]);
+    }
+}
+
+/* The build tree's execinfo_ex_heap finds its own siblings (the hooks
+ * library, mtrace_at_load.so) beside itself, not at the install path:
+ * --leaks traces the program with no EXECINFO_EX_HOOKS_LIBRARY set. */
+Test(profile, build_tree_heap_command_traces_leaks)
+{
+    const char *tests = getenv("EXECINFO_EX_TESTS"), *build = getenv("EXECINFO_EX_BUILD");
+    cr_assert(tests != NULL && build != NULL, "set by make test");
+    char *answers = shell("unset EXECINFO_EX_HOOKS_LIBRARY LD_PRELOAD; "
+                          "%s/bin/execinfo_ex_heap --leaks=run.trace %s/profile_program middle.out",
+                          build, tests);
+    parse_expected(answers);
+    free(answers);
+    char *summary = shell("%s/bin/execinfo_ex_leaks --summary run.trace; test $? = 1", build);
+    long bytes = 0, blocks = 0;
+    cr_assert_eq(sscanf(summary, "%ld bytes in %ld blocks", &bytes, &blocks), 2, "%s", summary);
+    /* At least what the program keeps on purpose at its exit. */
+    long kept = 0, kept_blocks = 0;
+    for (int s = 0; s < site_count; s++) {
+        kept += sites[s].figures[INUSE_SPACE];
+        kept_blocks += sites[s].figures[INUSE_OBJECTS];
+    }
+    cr_expect_geq(bytes, kept, "%s", summary);
+    cr_expect_geq(blocks, kept_blocks, "%s", summary);
+    free(summary);
+}

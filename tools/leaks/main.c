@@ -9,14 +9,18 @@
  * trace_replay, the rest works on a heap_snapshot. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "heap_snapshot.h"
+#include "hooks/profile_render.h"
+#include "profile_build.h"
 #include "input.h"
 #include "line_reader.h"
 #include "progress.h"
@@ -34,11 +38,13 @@
 #define EXIT_LEAKS 1
 #define EXIT_TROUBLE 2
 
-enum output_form { OUTPUT_TEXT, OUTPUT_SUMMARY, OUTPUT_JSON };
+enum output_form { OUTPUT_TEXT, OUTPUT_SUMMARY, OUTPUT_JSON, OUTPUT_PPROF, OUTPUT_FOLDED };
 
 struct options {
     size_t stacks, frames;
     enum output_form form;
+    enum profile_value sample;   /* folded: the value of each line */
+    const char *output;          /* NULL: standard output */
     int progress;
     const char *input;
     const char *before;   /* a second input: the blob to subtract, or NULL */
@@ -58,9 +64,17 @@ static void usage(FILE *out)
           "\n"
           "  --stacks=N     show the N stacks with the most bytes (default 20; 0: all)\n"
           "  --frames=N     show at most N frames of each stack (default 16; 0: all)\n"
-          "  --summary      print only the summary line: bytes, blocks, stacks, events\n"
-          "                 and malformed lines\n"
-          "  --json         print one JSON object (format \"execinfo_ex leaks 1\")\n"
+          "  --format=FORM  text (the default), summary (only the summary line: bytes,\n"
+          "                 blocks, stacks, events and malformed lines), json (one JSON\n"
+          "                 object, format \"execinfo_ex leaks 1\"), pprof (a heap profile,\n"
+          "                 gzipped profile.proto, as the hooks library's profile=) or\n"
+          "                 folded (\"outer;...;inner VALUE\" lines for flame graphs)\n"
+          "  --summary      the same as --format=summary\n"
+          "  --json         the same as --format=json\n"
+          "  --sample=TYPE  the value of a folded line: inuse_space (the default),\n"
+          "                 inuse_objects, alloc_space or alloc_objects (alloc_*: every\n"
+          "                 allocation of the trace, freed or not); also --profile-sample\n"
+          "  -o, --output=FILE  write to FILE instead of standard output\n"
           "  --no-progress  no progress line on stderr (there is one only when stderr\n"
           "                 is a terminal and reading takes more than half a second)\n"
           "  -h, --help     show this help and exit\n"
@@ -97,7 +111,33 @@ static size_t parse_count(const char *option, const char *text)
     return value;
 }
 
-enum { OPTION_STACKS = 256, OPTION_FRAMES, OPTION_SUMMARY, OPTION_JSON, OPTION_NO_PROGRESS };
+enum {
+    OPTION_STACKS = 256, OPTION_FRAMES, OPTION_SUMMARY, OPTION_JSON, OPTION_NO_PROGRESS,
+    OPTION_FORMAT, OPTION_SAMPLE
+};
+
+static enum output_form parse_format(const char *text)
+{
+    static const char *const names[] = { "text", "summary", "json", "pprof", "folded" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(text, names[i]) == 0)
+            return (enum output_form)i;
+    fprintf(stderr, "execinfo_ex_leaks: bad value '%s' for --format: text, summary, json, pprof "
+            "or folded\n", text);
+    exit(EXIT_TROUBLE);
+}
+
+/* The four values a trace has (peak_* are the hooks library's alone). */
+static enum profile_value parse_sample(const char *text)
+{
+    int value = profile_value_by_name(text);
+    if (value < 0 || value >= PROFILE_PEAK_OBJECTS) {
+        fprintf(stderr, "execinfo_ex_leaks: bad value '%s' for --sample: inuse_space, "
+                "inuse_objects, alloc_space or alloc_objects\n", text);
+        exit(EXIT_TROUBLE);
+    }
+    return (enum profile_value)value;
+}
 
 static void parse_options(int argc, char **argv, struct options *options)
 {
@@ -107,30 +147,39 @@ static void parse_options(int argc, char **argv, struct options *options)
         { "summary", no_argument, NULL, OPTION_SUMMARY },
         { "json", no_argument, NULL, OPTION_JSON },
         { "no-progress", no_argument, NULL, OPTION_NO_PROGRESS },
+        { "format", required_argument, NULL, OPTION_FORMAT },
+        { "sample", required_argument, NULL, OPTION_SAMPLE },
+        { "profile-sample", required_argument, NULL, OPTION_SAMPLE },
+        { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
-    int summary = 0, json = 0, option;
+    int summary = 0, json = 0, format = -1, option;
 
-    *options = (struct options){ .stacks = 20, .frames = 16, .progress = 1 };
+    *options = (struct options){ .stacks = 20, .frames = 16, .progress = 1,
+                                 .sample = PROFILE_INUSE_SPACE };
     opterr = 0;
-    while ((option = getopt_long(argc, argv, "+hV", long_options, NULL)) != -1) {
+    while ((option = getopt_long(argc, argv, "+hVo:", long_options, NULL)) != -1) {
         switch (option) {
         case OPTION_STACKS: options->stacks = parse_count("--stacks", optarg); break;
         case OPTION_FRAMES: options->frames = parse_count("--frames", optarg); break;
         case OPTION_SUMMARY: summary = 1; break;
         case OPTION_JSON: json = 1; break;
         case OPTION_NO_PROGRESS: options->progress = 0; break;
+        case OPTION_FORMAT: format = (int)parse_format(optarg); break;
+        case OPTION_SAMPLE: options->sample = parse_sample(optarg); break;
+        case 'o': options->output = optarg; break;
         case 'h': usage(stdout); exit(EXIT_NO_LEAK);
         case 'V': puts("execinfo_ex_leaks (execinfo_ex) " EXECINFO_EX_VERSION); exit(EXIT_NO_LEAK);
         default:
             fail_usage("unknown option or missing value: ", argv[optind - 1]);
         }
     }
-    if (summary && json)
-        fail_usage("--summary and --json exclude each other", NULL);
-    options->form = json ? OUTPUT_JSON : summary ? OUTPUT_SUMMARY : OUTPUT_TEXT;
+    if (summary + json + (format >= 0) > 1)
+        fail_usage("--summary, --json and --format exclude each other", NULL);
+    options->form = format >= 0 ? (enum output_form)format
+                  : json ? OUTPUT_JSON : summary ? OUTPUT_SUMMARY : OUTPUT_TEXT;
     if (optind == argc)
         fail_usage("no trace file given (- reads standard input)", NULL);
     if (optind + 2 < argc)
@@ -210,6 +259,40 @@ static void read_trace(const struct options *options, struct input *input,
     line_reader_free(&reader);
 }
 
+/* The profile, through the hooks library's writers (they write to a file
+ * descriptor): stdout is flushed first, and written to through its fd. */
+static int write_profile(const struct options *options, const struct heap_snapshot *heap,
+                         struct symbolizer *symbolizer)
+{
+    struct heap_profile profile;
+    int status = profile_build(&profile, heap, symbolizer);
+    if (status == 0) {
+        fflush(stdout);
+        if (options->form == OUTPUT_PPROF)
+            status = profile_write_pprof(&profile, STDOUT_FILENO, 1);
+        else
+            status = profile_write_folded(&profile, STDOUT_FILENO, options->sample);
+        if (status < 0 && status != -ENOMEM) {
+            fprintf(stderr, "execinfo_ex_leaks: cannot write the profile: %s\n",
+                    strerror(-status));
+            exit(EXIT_TROUBLE);
+        }
+    }
+    profile_build_free(&profile);
+    return status;
+}
+
+/* -o FILE: standard output goes to FILE, created or truncated. */
+static void open_output(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+        fprintf(stderr, "execinfo_ex_leaks: cannot write '%s': %s\n", path, strerror(errno));
+        exit(EXIT_TROUBLE);
+    }
+    close(fd);
+}
+
 static int write_report(const struct options *options, const struct heap_snapshot *heap,
                         const struct sites *sites)
 {
@@ -219,7 +302,9 @@ static int write_report(const struct options *options, const struct heap_snapsho
     if (symbolizer_init(&symbolizer, &heap->frames) < 0)
         fail_memory();
     struct leak_report report = { heap, sites, &symbolizer, options->stacks, options->frames };
-    if (options->form == OUTPUT_JSON)
+    if (options->form == OUTPUT_PPROF || options->form == OUTPUT_FOLDED)
+        status = write_profile(options, heap, &symbolizer);
+    else if (options->form == OUTPUT_JSON)
         status = report_json_write(stdout, &report);
     else if (options->form == OUTPUT_SUMMARY)
         report_summary_write(stdout, &report);
@@ -286,6 +371,8 @@ int main(int argc, char **argv)
     struct sites sites;
 
     parse_options(argc, argv, &options);
+    if (options.output != NULL)
+        open_output(options.output);
     if (heap_snapshot_init(&heap) < 0)
         fail_memory();
     if (options.before != NULL)

@@ -62,7 +62,7 @@ static int stack_table_add(struct stack_table *table, const uint32_t *frame_ids,
         return -ENOMEM;
     if (depth > 0)
         memcpy(table->frame_ids + table->frame_count, frame_ids, depth * sizeof *frame_ids);
-    table->stacks[table->count] = (struct stack_entry){ table->frame_count, depth };
+    table->stacks[table->count] = (struct stack_entry){ table->frame_count, depth, 0, 0 };
     table->frame_count += depth;
     table->count++;
     return 0;

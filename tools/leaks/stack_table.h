@@ -11,6 +11,10 @@
 struct stack_entry {
     size_t first;      /* in stack_table.frame_ids */
     uint32_t depth;
+    /* Every allocation a trace made from this stack, freed or not (a
+     * profile's alloc_objects and alloc_space); 0 for a state blob,
+     * which knows only the live blocks. */
+    uint64_t alloc_objects, alloc_bytes;
 };
 
 struct stack_table {

@@ -90,6 +90,15 @@ static int where_stack(struct trace_replay *replay, const struct trace_line *lin
     return stack_table_intern(&heap->stacks, &frame, 1, stack);
 }
 
+/* An allocation counted for STACK (SIGN 1), or taken back (-1) when the
+ * "# stack" line that follows names its real stack. */
+static void count_allocation(struct heap_snapshot *heap, uint32_t stack, uint64_t size, int sign)
+{
+    struct stack_entry *entry = &heap->stacks.stacks[stack];
+    entry->alloc_objects += (uint64_t)sign;
+    entry->alloc_bytes += sign > 0 ? size : -size;
+}
+
 static void report_duplicate(struct trace_replay *replay, uint64_t pointer, uint64_t number,
                              const struct live_block *earlier)
 {
@@ -111,6 +120,7 @@ static int replay_allocation(struct trace_replay *replay, const struct trace_lin
         return 0; /* a failed allocation: glibc writes "+ (nil) SIZE" */
     if (where_stack(replay, line, &block.stack) < 0)
         return -ENOMEM;
+    count_allocation(replay->heap, block.stack, block.size, 1);
     int status = live_blocks_put(&replay->heap->blocks, &block, &earlier);
     if (status < 0)
         return status;
@@ -178,8 +188,11 @@ static int replay_stack(struct trace_replay *replay, const struct trace_line *li
     if (stack_table_intern(&replay->heap->stacks, replay->frame_ids, (uint32_t)depth, &stack) < 0)
         return -ENOMEM;
     struct live_block *block = live_blocks_find(&replay->heap->blocks, replay->pending_pointer);
-    if (block != NULL)
+    if (block != NULL) {
+        count_allocation(replay->heap, block->stack, block->size, -1);
+        count_allocation(replay->heap, stack, block->size, 1);
         block->stack = stack;
+    }
     return 0;
 }
 
