@@ -12,6 +12,15 @@ TEST_LIBS   := -lcriterion -lunwind -ldl -lpthread
 API_TESTS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/internal_*.c))
 HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/hooks_*.c))
+# Tests of one architecture's code or encodings, built for it alone:
+# x86-64's instruction decoder, its fault access (x86 instructions in the
+# test), its DWARF register numbers in hand-made CFI.
+ARCH_TESTS_x86_64 := internal_instruction_x86_64 test_fault_access internal_dwarf
+ARCH_TESTS_aarch64 :=
+OTHER_ARCH_TESTS := $(addprefix $(BUILD)/tests/,$(filter-out $(ARCH_TESTS_$(ARCH)), \
+	$(ARCH_TESTS_x86_64) $(ARCH_TESTS_aarch64)))
+API_TESTS      := $(filter-out $(OTHER_ARCH_TESTS),$(API_TESTS))
+INTERNAL_TESTS := $(filter-out $(OTHER_ARCH_TESTS),$(INTERNAL_TESTS))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
 TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse \
 	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program $(BUILD)/tests/freed_pointer \
@@ -97,7 +106,7 @@ $(BUILD)/tests/dlopen_crash: tests/fixtures/dlopen_crash.c
 # Without our library: internal_index_cache.c runs it under LD_PRELOAD, and
 # it crashes in its constructor or at main's first instruction (main in
 # assembly: one file per architecture, as the Makefile's *_SOURCE).
-EARLY_CRASH_MAIN_SOURCE := tests/fixtures/early_crash_main_x86_64.S
+EARLY_CRASH_MAIN_SOURCE := tests/fixtures/early_crash_main_$(ARCH).S
 $(BUILD)/tests/early_crash: tests/fixtures/early_crash.c $(EARLY_CRASH_MAIN_SOURCE)
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $^ -o $@

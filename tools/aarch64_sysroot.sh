@@ -13,8 +13,8 @@
 # alone is qemu's -L.
 set -eu
 dir=${1:-build-aarch64/sysroot}
-if [ -f "$dir/.complete" ]; then exit 0; fi
 mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
 debs="$dir/../debs"
 mkdir -p "$debs"
 dpkg --print-foreign-architectures | grep -qx arm64 || {
@@ -25,11 +25,15 @@ dpkg --print-foreign-architectures | grep -qx arm64 || {
 # time; libunwind for the reference tests; zlib for the hooks' profiles.
 packages="libelf-dev:arm64 libelf1:arm64 libdw-dev:arm64 libdw1:arm64
 libiberty-dev:arm64 zlib1g:arm64 zlib1g-dev:arm64 liblzma5:arm64 libbz2-1.0:arm64
-libzstd1:arm64 libcriterion-dev:arm64 libcriterion3:arm64 libnanomsg5:arm64
+libzstd1:arm64 liblzma-dev:arm64 libbz2-dev:arm64 libzstd-dev:arm64 libcriterion-dev:arm64 libcriterion3:arm64 libnanomsg5:arm64
 libgit2-1.5:arm64 libprotobuf-c1:arm64 libunwind-dev:arm64 libunwind8:arm64
 libffi8:arm64 libmbedtls14:arm64 libmbedx509-1:arm64 libmbedcrypto7:arm64
 libssh2-1:arm64 libhttp-parser2.9:arm64 libpcre2-8-0:arm64
+libssl3:arm64 libgssapi-krb5-2:arm64 libkrb5-3:arm64 libk5crypto3:arm64
+libkrb5support0:arm64 libcom-err2:arm64 libkeyutils1:arm64
 libstdc++6:arm64 libgcc-s1:arm64"
+# Done before with this list: nothing to do.
+if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$packages" ]; then exit 0; fi
 (cd "$debs" && apt-get download $packages >/dev/null)
 for deb in "$debs"/*.deb; do dpkg -x "$deb" "$dir"; done
 # The cross toolchain's libc and loader (gcc-aarch64-linux-gnu).
@@ -43,4 +47,4 @@ find "$dir" -type l | while read -r link; do
     target=$(readlink "$link")
     case $target in /*) ln -sfn "$dir$target" "$link" ;; esac
 done
-touch "$dir/.complete"
+printf '%s\n' "$packages" > "$dir/.complete"

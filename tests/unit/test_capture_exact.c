@@ -780,4 +780,4 @@ Test(capture_exact, fork_then_capture_in_the_child)
 
 /* walk_four's assembly, at the end of the file: GCC's debug line views
  * break on a section switch between two functions. */
-CALLER_ENTRY_IN("exact_capture,\"ax\",@progbits", walk_four, walk_four_entered, rcx);
+CALLER_ENTRY_IN("exact_capture,\"ax\",@progbits", walk_four, walk_four_entered, 3);
