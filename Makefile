@@ -297,6 +297,7 @@ demo: $(BUILD)/examples/print_trace $(BUILD)/examples/crash_handler
 
 # ---- tests --------------------------------------------------------------------
 include tests/tests.mk
+include tests/aarch64.mk
 
 # ---- benchmarks ---------------------------------------------------------------
 include bench/bench.mk

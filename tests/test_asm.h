@@ -9,7 +9,9 @@
  *   rbx_frame(callee): a frame whose CFA is kept in the callee-saved
  *     register the walk hands on (rbx, x19), over a realigned stack;
  *     TEST_ASM_CLOBBER_RBX() changes that register;
- *   test_fill_context(context, pc, sp, fp): a ucontext with those three. */
+ *   test_fill_context(context, pc, sp, fp): a ucontext with those three;
+ *   test_same_as_libunwind(ours, theirs): one frame of ours and of
+ *     unw_backtrace agree (libunwind's convention differs by architecture). */
 #ifndef EXECINFO_EX_TEST_ASM_H
 #define EXECINFO_EX_TEST_ASM_H
 

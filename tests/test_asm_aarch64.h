@@ -68,3 +68,11 @@ static inline void test_fill_context(ucontext_t *context, uintptr_t pc, uintptr_
     context->uc_mcontext.sp = sp;
     context->uc_mcontext.regs[29] = fp;
 }
+
+/* libunwind's aarch64 unw_backtrace (its fast trace, Gtrace.c) gives a
+ * call's return address minus 1 (use_prev_instr), and an interrupted pc
+ * as it is; the walks agree when ours is theirs or theirs + 1. */
+static inline int test_same_as_libunwind(const void *ours, const void *theirs)
+{
+    return ours == theirs || (const char *)ours == (const char *)theirs + 1;
+}
