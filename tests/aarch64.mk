@@ -8,14 +8,19 @@
 AARCH64_CROSS := aarch64-linux-gnu-
 AARCH64_DIR   := build-aarch64
 
-test-aarch64:
+test-aarch64: all
 	sh tools/aarch64_sysroot.sh $(AARCH64_DIR)/sysroot
 	sh tests/aarch64/qemu_binfmt.sh
 	$(MAKE) --no-print-directory CROSS_COMPILE=$(AARCH64_CROSS) qemu-tests
+	sh tests/arch/compare.sh
+	sh tests/aarch64/readme.sh
 
 ifeq ($(ARCH),aarch64)
 QEMU_LOGS := $(CURDIR)/$(BUILD)/qemu-logs
-QEMU_ENV  := QEMU_LD_PREFIX=$(QEMU_PREFIX) QEMU_CPU=max \
+# The tools the tests run on the programs they built (binutils, cc) are
+# the target's: found first in PATH under their plain names.
+QEMU_TOOLS := $(CURDIR)/$(BUILD)/qemu-tools
+QEMU_ENV  := PATH=$(QEMU_TOOLS):$(PATH) QEMU_LD_PREFIX=$(QEMU_PREFIX) QEMU_CPU=max \
 	FIXTURE_LIB=$(CURDIR)/$(BUILD)/tests/fixture_lib.so \
 	EXECINFO_EX_LIBRARY=$(CURDIR)/$(SHARED) EXECINFO_EX_TESTS=$(CURDIR)/$(BUILD)/tests \
 	EXECINFO_EX_BUILD=$(CURDIR)/$(BUILD) EXECINFO_EX_RUN=$(CURDIR)/$(BUILD)/bin/execinfo_ex_run
@@ -33,7 +38,13 @@ define qemu_test
 
 endef
 
-qemu-tests: all $(QEMU_UNIT)
+$(QEMU_TOOLS):
+	@mkdir -p $@
+	for tool in objcopy strip readelf nm addr2line objdump gcc g++; do \
+	  ln -sf "$$(command -v $(CROSS_COMPILE)$$tool)" $@/$$tool; done
+	ln -sf gcc $@/cc; ln -sf g++ $@/c++
+
+qemu-tests: all $(QEMU_UNIT) $(QEMU_TOOLS)
 	@rm -rf $(QEMU_LOGS) && mkdir -p $(QEMU_LOGS)
 	@echo "== qemu-aarch64: $(words $(QEMU_UNIT)) test binaries (left out: $(or $(QEMU_SKIP),none))"
 	$(foreach t,$(QEMU_UNIT),$(call qemu_test,$(t)))

@@ -9,14 +9,11 @@
 #define _GNU_SOURCE
 #include "stack_walk_arch.h"
 
-#include "../base/maps_reader.h"
+#include "../base/memory_read.h"
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #define MOV_X8_RT_SIGRETURN 0xd2801168u /* mov x8, #139 (__NR_rt_sigreturn) */
 #define SVC_ZERO 0xd4000001u            /* svc #0 */
@@ -34,23 +31,12 @@ void stack_walk_arch_load_ucontext(struct stack_walk *walk, const ucontext_t *co
     walk->known = ALL_KNOWN;
 }
 
-/* Code is read with process_vm_readv, which fails instead of faulting,
- * not through the walk's stack mappings. qemu-user 7.2 has no
- * process_vm_readv (ENOSYS): there the mapping is looked up instead. */
+/* Code is read with memory_read, which fails instead of faulting (and
+ * reads after a maps lookup under qemu-user, which has no
+ * process_vm_readv), not through the walk's stack mappings. */
 static int read_code(uint32_t code[2], uintptr_t pc)
 {
-    struct iovec local = { code, 2 * sizeof *code }, remote = { (void *)pc, 2 * sizeof *code };
-    int saved_errno = errno;
-    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-    int refused = got < 0 && errno != EFAULT;
-    errno = saved_errno;
-    if (got == (ssize_t)(2 * sizeof *code))
-        return 1;
-    struct maps_entry entry;
-    if (!refused || maps_find(pc, &entry) < 0 || !entry.readable || pc + 8 > entry.end)
-        return 0;
-    memcpy(code, (const void *)pc, 2 * sizeof *code);
-    return 1;
+    return memory_read(code, pc, 2 * sizeof *code) == (ssize_t)(2 * sizeof *code);
 }
 
 static int is_sigreturn_trampoline(uintptr_t pc)
