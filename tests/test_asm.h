@@ -11,7 +11,10 @@
  *     TEST_ASM_CLOBBER_RBX() changes that register;
  *   test_fill_context(context, pc, sp, fp): a ucontext with those three;
  *   test_same_as_libunwind(ours, theirs): one frame of ours and of
- *     unw_backtrace agree (libunwind's convention differs by architecture). */
+ *     unw_backtrace agree (libunwind's convention differs by architecture);
+ *   TEST_TRAP_SIGNAL, TEST_TRAP_HEADLINE, TEST_BREAKPOINT_HEADLINE: what
+ *     __builtin_trap and the breakpoint raise, as the report says it;
+ *   TEST_MULTIARCH: the architecture's library directory name. */
 #ifndef EXECINFO_EX_TEST_ASM_H
 #define EXECINFO_EX_TEST_ASM_H
 

@@ -76,3 +76,12 @@ static inline int test_same_as_libunwind(const void *ours, const void *theirs)
 {
     return ours == theirs || (const char *)ours == (const char *)theirs + 1;
 }
+
+/* What the CPU's traps say: __builtin_trap is brk #0x3e8 and a breakpoint
+ * brk #0, both SIGTRAP with TRAP_BRKPT. */
+#define TEST_TRAP_SIGNAL SIGTRAP
+#define TEST_TRAP_HEADLINE "(SIGTRAP), code 1 (TRAP_BRKPT)"
+#define TEST_BREAKPOINT_HEADLINE "(SIGTRAP), code 1 (TRAP_BRKPT)"
+
+/* The multiarch directory of this architecture's libraries. */
+#define TEST_MULTIARCH "aarch64-linux-gnu"

@@ -65,3 +65,11 @@ static inline int test_same_as_libunwind(const void *ours, const void *theirs)
 {
     return ours == theirs;
 }
+
+/* What the CPU's traps say: __builtin_trap is ud2, int3 a SI_KERNEL trap. */
+#define TEST_TRAP_SIGNAL SIGILL
+#define TEST_TRAP_HEADLINE "(SIGILL), code 2 (ILL_ILLOPN)"
+#define TEST_BREAKPOINT_HEADLINE "(SIGTRAP), code 128 (SI_KERNEL)"
+
+/* The multiarch directory of this architecture's libraries. */
+#define TEST_MULTIARCH "x86_64-linux-gnu"

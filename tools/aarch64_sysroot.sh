@@ -8,9 +8,8 @@
 # "Multi-Arch: same", so it cannot be installed beside its amd64 twin, and
 # the native build needs that one. apt-get download needs the arm64 package
 # lists, which `dpkg --add-architecture arm64 && apt-get update` fetches
-# (adding the architecture installs nothing). The cross libc
-# (libc6-arm64-cross, /usr/aarch64-linux-gnu) is copied in, so that DIR
-# alone is qemu's -L.
+# (adding the architecture installs nothing). libc6:arm64 is unpacked
+# too, so that DIR alone is qemu's -L.
 set -eu
 dir=${1:-build-aarch64/sysroot}
 mkdir -p "$dir"
@@ -31,15 +30,16 @@ libffi8:arm64 libmbedtls14:arm64 libmbedx509-1:arm64 libmbedcrypto7:arm64
 libssh2-1:arm64 libhttp-parser2.9:arm64 libpcre2-8-0:arm64
 libssl3:arm64 libgssapi-krb5-2:arm64 libkrb5-3:arm64 libk5crypto3:arm64
 libkrb5support0:arm64 libcom-err2:arm64 libkeyutils1:arm64
-libstdc++6:arm64 libgcc-s1:arm64"
+libstdc++6:arm64 libgcc-s1:arm64 libc6:arm64 libc6-dbg:arm64"
 # Done before with this list: nothing to do.
 if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$packages" ]; then exit 0; fi
 (cd "$debs" && apt-get download $packages >/dev/null)
 for deb in "$debs"/*.deb; do dpkg -x "$deb" "$dir"; done
-# The cross toolchain's libc and loader (gcc-aarch64-linux-gnu).
-mkdir -p "$dir/lib" "$dir/lib/aarch64-linux-gnu"
-cp -a /usr/aarch64-linux-gnu/lib/. "$dir/lib/aarch64-linux-gnu/"
-cp -a /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 "$dir/lib/"
+# The run-time libc and loader are Debian's libc6:arm64, with its debug
+# files (libc6-dbg: /usr/lib/debug/.build-id, which qemu's -L finds under
+# DIR) so that libc's local functions are named, as the native tests
+# expect of the host's libc. The cross compiler still links against its
+# own libc (libc6-arm64-cross, the same glibc 2.36).
 # Debian's .pc files name /usr: pkg-config's PKG_CONFIG_SYSROOT_DIR
 # prefixes it (cross.mk). Absolute symlinks (libfoo.so -> /lib/...) are
 # made relative to DIR so the linker finds them.

@@ -13,6 +13,7 @@
 #include "signal_frame.h"
 #include "signal_frame_arch.h"
 #include "../unwind/stack_walk.h"
+#include "../base/memory_read.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -35,6 +36,9 @@ static int copy_if_readable(void *copy, const void *address, size_t length)
     ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
     if (got == (ssize_t)length)
         return READABLE;
+    if (got < 0 && errno == ENOSYS) /* qemu-user: memory_read looks it up */
+        return memory_read(copy, (uintptr_t)address, length) == (ssize_t)length ? READABLE
+                                                                                : UNREADABLE;
     return got >= 0 || errno == EFAULT ? UNREADABLE : CANNOT_TELL;
 }
 
