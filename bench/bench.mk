@@ -413,3 +413,11 @@ bench-smoke:
 		$(MAKE) BENCH_QUICK=1 bench-inline-before; \
 	else echo "bench-smoke: bench-inline-before left out: commit $(INLINE_BEFORE_COMMIT) is not in this clone"; fi
 	@echo "bench-smoke: every benchmark built and ran"
+
+# Issue 27: instructions per warm capture and per malloc+free on x86-64
+# (callgrind) and aarch64 (qemu-aarch64 -singlestep), docs/PERFORMANCE.md.
+.PHONY: bench-arch-counts
+bench-arch-counts: all
+	sh tools/aarch64_sysroot.sh build-aarch64/sysroot
+	$(MAKE) --no-print-directory CROSS_COMPILE=aarch64-linux-gnu- all
+	sh bench/arch/count.sh

@@ -12,6 +12,8 @@
  *   test_fill_context(context, pc, sp, fp): a ucontext with those three;
  *   test_same_as_libunwind(ours, theirs): one frame of ours and of
  *     unw_backtrace agree (libunwind's convention differs by architecture);
+ *   test_libunwind_count(theirs, count): unw_backtrace's count without
+ *     the frames it repeats where our walk ends;
  *   TEST_TRAP_SIGNAL, TEST_TRAP_HEADLINE, TEST_BREAKPOINT_HEADLINE: what
  *     __builtin_trap and the breakpoint raise, as the report says it;
  *   TEST_MULTIARCH: the architecture's library directory name. */

@@ -1,8 +1,9 @@
 #!/bin/sh
 # count.sh: instructions per warm capture and per malloc+free, on x86-64
 # (valgrind --tool=callgrind, its Ir) and on aarch64 (qemu-aarch64
-# -singlestep -d exec,nochain (7.2's name for -one-insn-per-tb): one log line per executed
-# instruction), from the same source (bench/arch/count_loop.c, -O2), each
+# -singlestep -d exec,nochain, 7.2's name for -one-insn-per-tb: one log
+# line per executed instruction), from the same source
+# (bench/arch/count_loop.c, -O2), each
 # the difference of a run of N+10000 and a run of N calls over 10000
 # (docs/PERFORMANCE.md, issue 27). qemu's timings mean nothing; its
 # instruction counts are the program's own, as on hardware (the kernel's

@@ -9,8 +9,8 @@
  *                          the hooks library (linked, so the same process
  *                          shape on both architectures)
  *
- * The per-call count is the difference of two runs (N and N + 1000)
- * divided by 1000: the start, the first call and the exit cancel out. */
+ * The per-call count is the difference of two runs (N and N + 10000)
+ * divided by 10000: the start, the first call and the exit cancel out. */
 #include <execinfo.h>
 #include <stdlib.h>
 #include <string.h>

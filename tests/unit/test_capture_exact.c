@@ -159,6 +159,7 @@ static int same_walk(void *const *a, int a_count, void *const *b, int b_count)
 static int same_walk_as_libunwind(void *const *ours, int our_count, void *const *theirs,
                                   int their_count)
 {
+    their_count = test_libunwind_count(theirs, their_count);
     if (our_count != their_count)
         return 0;
     for (int i = 0; i < our_count; i++)
