@@ -106,24 +106,20 @@ QEMU_FILTER_test_hooks := !(hooks/json_crash_report_has_the_heap_members|$\
 	hooks/preloaded_python_runs_to_completion|hooks/preloaded_sort_gives_the_same_output)
 QEMU_UNIT := $(filter-out $(addprefix $(BUILD)/tests/,$(QEMU_SKIP)),$(API_TESTS) $(INTERNAL_TESTS) $(HOOKS_TESTS))
 
-define qemu_test
-	@echo "== qemu-aarch64: $(notdir $(1))"; env $(QEMU_ENV) qemu-aarch64 -cpu max -L $(QEMU_PREFIX) \
-	  $(1) --jobs 2 --timeout 120 $(if $(QEMU_FILTER_$(notdir $(1))),--filter '$(QEMU_FILTER_$(notdir $(1)))') \
-	  > $(QEMU_LOGS)/$(notdir $(1)).out 2>&1; echo $$? > $(QEMU_LOGS)/$(notdir $(1)).status; \
-	  grep -v -E '^\[(RUN |PASS)\]' $(QEMU_LOGS)/$(notdir $(1)).out | tail -n 30
+# One target per test binary, so that two run at once (much of a crash
+# test's time under qemu is waiting, not computing).
+QEMU_RUNS := $(patsubst $(BUILD)/tests/%,qemu-run-%,$(QEMU_UNIT))
 
-endef
-
-$(QEMU_TOOLS):
-	@mkdir -p $@
-	for tool in objcopy strip readelf nm addr2line objdump gcc g++; do \
-	  ln -sf "$$(command -v $(CROSS_COMPILE)$$tool)" $@/$$tool; done
-	ln -sf gcc $@/cc; ln -sf g++ $@/c++
+qemu-run-%: $(BUILD)/tests/%
+	@env $(QEMU_ENV) qemu-aarch64 -cpu max -L $(QEMU_PREFIX) $< --jobs 2 --timeout 120 \
+	  $(if $(QEMU_FILTER_$*),--filter '$(QEMU_FILTER_$*)') > $(QEMU_LOGS)/$*.out 2>&1; \
+	  echo $$? > $(QEMU_LOGS)/$*.status; \
+	  { echo "== qemu-aarch64: $*"; grep -v -E '^\[(RUN |PASS)\]' $(QEMU_LOGS)/$*.out | tail -n 30; }
 
 qemu-tests: all $(QEMU_UNIT) $(QEMU_TOOLS)
 	@rm -rf $(QEMU_LOGS) && mkdir -p $(QEMU_LOGS)
 	@echo "== qemu-aarch64: $(words $(QEMU_UNIT)) test binaries (left out: $(or $(QEMU_SKIP),none))"
-	$(foreach t,$(QEMU_UNIT),$(call qemu_test,$(t)))
+	@$(MAKE) --no-print-directory -j2 $(QEMU_RUNS)
 	@sh tests/sanitize/check_logs.sh $(QEMU_LOGS)
 endif
 
