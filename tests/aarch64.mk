@@ -55,7 +55,10 @@ QEMU_ENV  := PATH=$(QEMU_TOOLS):$(PATH) QEMU_LD_PREFIX=$(QEMU_PREFIX) QEMU_CPU=m
 #   Q8 the leak check's references: LSan stops the world with ptrace
 #      (ENOSYS under qemu-user), and valgrind is the host's, for x86-64;
 #   Q9 Debian's binfmt registration has no C flag: a set-group-ID program
-#      is not run as one (no AT_SECURE).
+#      is not run as one (no AT_SECURE);
+#   Q10 its signal trampoline has no symbol (no vDSO, no
+#      __kernel_rt_sigreturn): nothing names the frame after a nested
+#      signal as the test looks for (x86-64's __restore_rt).
 # U: fails under qemu, not explained yet (issue 27's note lists them): the
 #   report with process_vm_readv refused by a seccomp filter; a report
 #   file that fails past RLIMIT_FSIZE (700 bytes expected in it); a leak check
@@ -97,7 +100,9 @@ QEMU_FILTER_test_leak_check := !(leak_check/direct_and_indirect_leaks_are_lsans_
 	leak_check/a_block_reachable_only_from_another_threads_stack_is_kept|$\
 	leak_check/a_block_reachable_only_from_another_threads_register_is_kept|$\
 	leak_check/a_thread_that_cannot_be_stopped_is_scanned_as_it_is_and_named|$\
-	leak_check/checks_among_threads_that_allocate_and_free_find_no_leak)
+	leak_check/checks_among_threads_that_allocate_and_free_find_no_leak|$\
+	leak_check/suppressions_in_lsans_format_give_lsans_table)
+QEMU_FILTER_test_naming := !(naming/crash_report_names_the_frame_after_a_nested_signal_frame)
 QEMU_FILTER_test_mtrace := !(mtrace/a_set_group_id_program_ignores_malloc_trace)
 QEMU_FILTER_test_profile := !(profile/folded_stacks_add_up_to_the_same_totals)
 QEMU_SKIP += test_small_stack test_threads
