@@ -101,7 +101,9 @@ int backtrace_skip_range(void **buffer, int size, const void *start, const void 
  * through the function's own frames. x86_64: RETURN_ADDRESS is the word
  * at rsp on entry, STACK_POINTER is rsp + 8 (the caller's rsp after the
  * return), RBP and RBX the two registers a frame's rules may address it
- * by (glibc's lazy-binding trampoline keeps its frame in rbx). An
+ * by (glibc's lazy-binding trampoline keeps its frame in rbx).
+ * aarch64: RETURN_ADDRESS is x30 on entry, STACK_POINTER is sp, and the
+ * fields named RBP and RBX hold x29 and x19. An
  * allocator fills it with a few instructions of assembly at its entry
  * points (the hooks library does: src/base/caller_entry.h). */
 struct backtrace_caller {

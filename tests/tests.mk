@@ -7,11 +7,20 @@
 #   tests/integration/run.sh      install, build programs as a user would, run
 #   tests/readme/run.sh           the command blocks of README.md, as written
 
-TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Iinclude -Isrc -Itests $(DEP_CFLAGS) $(shell pkg-config --cflags libunwind)
+TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Iinclude -Isrc -Itests $(DEP_CFLAGS) $(shell $(PKG_CONFIG) --cflags libunwind)
 TEST_LIBS   := -lcriterion -lunwind -ldl -lpthread
 API_TESTS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/internal_*.c))
 HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/hooks_*.c))
+# Tests of one architecture's code or encodings, built for it alone:
+# x86-64's instruction decoder, its fault access (x86 instructions in the
+# test), its DWARF register numbers in hand-made CFI.
+ARCH_TESTS_x86_64 := internal_instruction_x86_64 test_fault_access internal_dwarf
+ARCH_TESTS_aarch64 :=
+OTHER_ARCH_TESTS := $(addprefix $(BUILD)/tests/,$(filter-out $(ARCH_TESTS_$(ARCH)), \
+	$(ARCH_TESTS_x86_64) $(ARCH_TESTS_aarch64)))
+API_TESTS      := $(filter-out $(OTHER_ARCH_TESTS),$(API_TESTS))
+INTERNAL_TESTS := $(filter-out $(OTHER_ARCH_TESTS),$(INTERNAL_TESTS))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
 TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse \
 	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program $(BUILD)/tests/freed_pointer \
@@ -102,7 +111,7 @@ $(BUILD)/tests/dlopen_crash: tests/fixtures/dlopen_crash.c
 # Without our library: internal_index_cache.c runs it under LD_PRELOAD, and
 # it crashes in its constructor or at main's first instruction (main in
 # assembly: one file per architecture, as the Makefile's *_SOURCE).
-EARLY_CRASH_MAIN_SOURCE := tests/fixtures/early_crash_main_x86_64.S
+EARLY_CRASH_MAIN_SOURCE := tests/fixtures/early_crash_main_$(ARCH).S
 $(BUILD)/tests/early_crash: tests/fixtures/early_crash.c $(EARLY_CRASH_MAIN_SOURCE)
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $^ -o $@
@@ -136,7 +145,7 @@ $(BUILD)/tests/alias_program: tests/fixtures/alias_program.c all
 # Fully static, as a user links it with the archive; and with glibc alone.
 $(BUILD)/tests/static_program: tests/fixtures/static_program.c all
 	@mkdir -p $(dir $@)
-	$(CC) -static -O1 -g -Iinclude $< -o $@ $(STATIC) $(shell pkg-config --static --libs $(PKGS)) $(DEMANGLE_LIBS) \
+	$(CC) -static -O1 -g -Iinclude $< -o $@ $(STATIC) $(shell $(PKG_CONFIG) --static --libs $(PKGS)) $(DEMANGLE_LIBS) \
 		-lpthread 2>&1 | { grep -v 'statically linked applications' || true; }
 
 $(BUILD)/tests/static_program_glibc: tests/fixtures/static_program.c
