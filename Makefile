@@ -199,7 +199,7 @@ HOOKS_SOURCES  := $(sort $(filter-out src/hooks/leak_arch_%.c,$(wildcard src/hoo
 	$(LEAK_ARCH_SOURCE))
 HOOKS_OBJECTS  := $(HOOKS_SOURCES:%.c=$(BUILD)/obj/%.o)
 HOOKS_BASE     := $(addprefix $(BUILD)/obj/src/base/,options.o environment.o fd_write.o text_out.o \
-	json_out.o report_file.o maps_reader.o path_pattern.o array_grow.o)
+	json_out.o report_file.o maps_reader.o path_pattern.o array_grow.o memory_read.o)
 # The fault access's decoding, for the report of a guard page's fault
 # (src/hooks/guard_fault.c), which the crash lead writes before the core's
 # report has said it.
