@@ -314,8 +314,8 @@ struct backtrace_frame {
  * backtrace_print_fd, plus BACKTRACE_INDEX_ONLY (below). Returns the
  * number of frames (>= SIZE when every address resolves to at least one),
  * with *FRAMES one malloc'd block to free() once; or -1 with errno ENOMEM
- * (or EINVAL for a NULL argument or SIZE < 0), *FRAMES then NULL. Not
- * AS-Safe (it mallocs and reads files). MT-Safe. */
+ * (or EINVAL for a NULL argument or SIZE < 0), *FRAMES then NULL.
+ * Not AS-Safe (it mallocs and reads files). MT-Safe. */
 int backtrace_resolve(void *const *buffer, int size, int flags,
                       struct backtrace_frame **frames);
 

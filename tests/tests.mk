@@ -217,9 +217,11 @@ $(BUILD)/tests/heap_misuse: tests/fixtures/heap_misuse.c all
 		-lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)
 
 # test_guard_pages.c: accesses a guard page stops at the instruction.
-$(BUILD)/tests/guard_access: tests/fixtures/guard_access.c all
+# Its vector moves are the architecture's (guard_access_ARCH.c).
+$(BUILD)/tests/guard_access: tests/fixtures/guard_access.c tests/fixtures/guard_access_$(ARCH).c \
+	tests/fixtures/guard_access.h all
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fno-builtin -Iinclude $< -o $@ \
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fno-builtin -Iinclude $(filter %.c,$^) -o $@ \
 		-L$(BUILD) -lexecinfo_ex_hooks -Wl,-rpath,$(CURDIR)/$(BUILD)
 
 $(BUILD)/tests/guard_vector: tests/fixtures/guard_vector.cpp all
