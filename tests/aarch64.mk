@@ -121,6 +121,12 @@ qemu-run-%: $(BUILD)/tests/%
 	  echo $$? > $(QEMU_LOGS)/$*.status; \
 	  { echo "== qemu-aarch64: $*"; grep -v -E '^\[(RUN |PASS)\]' $(QEMU_LOGS)/$*.out | tail -n 30; }
 
+$(QEMU_TOOLS):
+	@mkdir -p $@
+	for tool in objcopy strip readelf nm addr2line objdump gcc g++; do \
+	  ln -sf "$$(command -v $(CROSS_COMPILE)$$tool)" $@/$$tool; done
+	ln -sf gcc $@/cc; ln -sf g++ $@/c++
+
 qemu-tests: all $(QEMU_UNIT) $(QEMU_TOOLS)
 	@rm -rf $(QEMU_LOGS) && mkdir -p $(QEMU_LOGS)
 	@echo "== qemu-aarch64: $(words $(QEMU_UNIT)) test binaries (left out: $(or $(QEMU_SKIP),none))"
