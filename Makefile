@@ -14,26 +14,33 @@ DOCDIR     ?= $(PREFIX)/share/doc/execinfo_ex
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-BUILD   := build
+# CROSS_COMPILE, ARCH, BUILD (build/, or build-$(ARCH)/ when cross-built),
+# PKG_CONFIG, AR and the qemu-prefix target (issue 27).
+include cross.mk
 PKGS    := libdw libelf
 
-DEP_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+DEP_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 # libiberty (static, -fPIC on Debian) demangles C++ and Rust names when a
 # module is indexed (src/symbolize/demangle.c).
 DEMANGLE_LIBS := -liberty
-DEP_LIBS   := $(shell pkg-config --libs $(PKGS)) $(DEMANGLE_LIBS) -lpthread
+DEP_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS)) $(DEMANGLE_LIBS) -lpthread
 LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP_CFLAGS)
 
-# What differs by architecture, one file each beside the generic code
-# (aarch64 next): the minidump's CPU context, a thread's interrupted one,
-# the leak check's static TLS and red zone.
-MINIDUMP_CONTEXT_SOURCE := src/minidump/minidump_context_x86_64.c
-THREAD_ARCH_SOURCE := src/threads/thread_arch_x86_64.c
-LEAK_ARCH_SOURCE := src/hooks/leak_arch_x86_64.c
-# The faulting instruction: its walker, the page-fault code's direction,
-# the hints' operand and canonical addresses.
-FAULT_ARCH_SOURCES := src/fatal/instruction_x86_64.c src/fatal/fault_access_x86_64.c \
-	src/fatal/fault_hint_x86_64.c
+# What differs by architecture, one file each beside the generic code,
+# picked by ARCH (cross.mk): the minidump's CPU context, a thread's
+# interrupted one, the walk's ucontext and frameless steps, the signal
+# frame's layout, the report's registers, the leak check's static TLS and
+# red zone.
+MINIDUMP_CONTEXT_SOURCE := src/minidump/minidump_context_$(ARCH).c
+THREAD_ARCH_SOURCE := src/threads/thread_arch_$(ARCH).c
+STACK_WALK_ARCH_SOURCE := src/unwind/stack_walk_$(ARCH).c
+SIGNAL_FRAME_ARCH_SOURCE := src/fatal/signal_frame_$(ARCH).c
+CRASH_REGISTERS_SOURCE := src/fatal/crash_registers_$(ARCH).c
+LEAK_ARCH_SOURCE := src/hooks/leak_arch_$(ARCH).c
+# The faulting instruction: its walker, the fault code's direction, the
+# hints' operand and canonical addresses.
+FAULT_ACCESS_ARCH_SOURCES := src/fatal/instruction_$(ARCH).c src/fatal/fault_access_$(ARCH).c
+FAULT_ARCH_SOURCES := $(FAULT_ACCESS_ARCH_SOURCES) src/fatal/fault_hint_$(ARCH).c
 # The signal-safe world: objects whose undefined symbols must all be on
 # tests/tools/signal_safe_allowlist.txt (checked by make test).
 SIGNAL_SAFE_SOURCES := \
@@ -42,8 +49,10 @@ SIGNAL_SAFE_SOURCES := \
 	src/base/text_out.c \
 	src/base/json_out.c \
 	src/base/maps_reader.c \
+	src/base/memory_read.c \
 	src/unwind/capture.c \
 	src/unwind/stack_walk.c \
+	$(STACK_WALK_ARCH_SOURCE) \
 	src/unwind/dwarf_cfi.c \
 	src/unwind/eh_frame_locate.c \
 	src/unwind/dwarf_expression.c \
@@ -51,6 +60,9 @@ SIGNAL_SAFE_SOURCES := \
 	src/unwind/walk_memo.c \
 	src/unwind/thread_memo.c \
 	src/symbolize/index_reader.c \
+	src/symbolize/index_cache_image.c \
+	src/symbolize/index_cache_deferred.c \
+	src/symbolize/file_probes_check.c \
 	src/symbolize/lookup.c \
 	src/symbolize/inline_lookup.c \
 	src/symbolize/maps_fallback.c \
@@ -60,10 +72,13 @@ SIGNAL_SAFE_SOURCES := \
 	src/base/utc_time.c \
 	src/fatal/signal_names.c \
 	src/fatal/collect.c \
+	$(CRASH_REGISTERS_SOURCE) \
 	src/fatal/fault_hint.c \
 	src/fatal/fault_access.c \
+	src/fatal/fault_access_words.c \
 	$(FAULT_ARCH_SOURCES) \
 	src/fatal/signal_frame.c \
+	$(SIGNAL_FRAME_ARCH_SOURCE) \
 	src/fatal/report_text.c \
 	src/fatal/report_json.c \
 	src/fatal/handler.c \
@@ -175,7 +190,7 @@ $(BUILD)/libexecinfo_ex.so: $(SHARED)
 
 $(STATIC): $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 	rm -f $@
-	ar rcs $@ $(OBJECTS) $(STATIC_ONLY_OBJECTS)
+	$(AR) rcs $@ $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 
 # ---- heap hook layer (src/hooks): libexecinfo_ex_hooks ---------------------
 # The shared library links the core one (for backtraces and the fatal
@@ -184,7 +199,12 @@ HOOKS_SOURCES  := $(sort $(filter-out src/hooks/leak_arch_%.c,$(wildcard src/hoo
 	$(LEAK_ARCH_SOURCE))
 HOOKS_OBJECTS  := $(HOOKS_SOURCES:%.c=$(BUILD)/obj/%.o)
 HOOKS_BASE     := $(addprefix $(BUILD)/obj/src/base/,options.o environment.o fd_write.o text_out.o \
-	json_out.o report_file.o maps_reader.o path_pattern.o array_grow.o)
+	json_out.o report_file.o maps_reader.o path_pattern.o array_grow.o memory_read.o)
+# The fault access's decoding, for the report of a guard page's fault
+# (src/hooks/guard_fault.c), which the crash lead writes before the core's
+# report has said it.
+HOOKS_BASE     += $(addprefix $(BUILD)/obj/,src/fatal/fault_access.o src/fatal/fault_access_words.o \
+	$(FAULT_ACCESS_ARCH_SOURCES:%.c=%.o))
 # zlib gzips the heap profiles (src/hooks/profile_pprof.c).
 HOOKS_LIBS     := -lz
 HOOKS_SONAME   := libexecinfo_ex_hooks.so.$(SOVERSION)
@@ -210,7 +230,7 @@ $(BUILD)/libexecinfo_ex_hooks.so: $(HOOKS_SHARED)
 
 $(HOOKS_INTERNAL): $(filter-out $(BUILD)/obj/src/hooks/allocator.o $(BUILD)/obj/src/hooks/dlopen_deepbind.o,$(HOOKS_OBJECTS))
 	rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 # Written at install time, so that it names the PREFIX of that install.
 PC_SUBSTITUTE := sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
@@ -283,6 +303,7 @@ demo: $(BUILD)/examples/print_trace $(BUILD)/examples/crash_handler
 
 # ---- tests --------------------------------------------------------------------
 include tests/tests.mk
+include tests/aarch64.mk
 
 # ---- benchmarks ---------------------------------------------------------------
 include bench/bench.mk

@@ -46,8 +46,8 @@ BENCH_LEAK_COST_ARGS := 1000000 5
 endif
 BENCH_CFLAGS       := -std=gnu11 -O2 -g -Wall -Wextra -Iinclude
 BENCH_OURS_LIBS    := -L$(BUILD) -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
-BENCH_UNWIND_FLAGS := -DUNW_LOCAL_ONLY $(shell pkg-config --cflags libunwind)
-BENCH_UNWIND_LIBS  := $(shell pkg-config --libs libunwind)
+BENCH_UNWIND_FLAGS := -DUNW_LOCAL_ONLY $(shell $(PKG_CONFIG) --cflags libunwind)
+BENCH_UNWIND_LIBS  := $(shell $(PKG_CONFIG) --libs libunwind)
 BENCH_HEADERS      := bench/bench.h bench/timing.h bench/handler_page.h include/execinfo_ex.h
 
 BENCH_PARTS   := main glibc spawn capture capture_memo first_call symbols index_cost handler
@@ -418,3 +418,11 @@ bench-smoke:
 		$(MAKE) BENCH_QUICK=1 bench-inline-before; \
 	else echo "bench-smoke: bench-inline-before left out: commit $(INLINE_BEFORE_COMMIT) is not in this clone"; fi
 	@echo "bench-smoke: every benchmark built and ran"
+
+# Issue 27: instructions per warm capture and per malloc+free on x86-64
+# (callgrind) and aarch64 (qemu-aarch64 -singlestep), docs/PERFORMANCE.md.
+.PHONY: bench-arch-counts
+bench-arch-counts: all
+	sh tools/aarch64_sysroot.sh build-aarch64/sysroot
+	$(MAKE) --no-print-directory CROSS_COMPILE=aarch64-linux-gnu- all
+	sh bench/arch/count.sh

@@ -18,7 +18,10 @@
  *     our constructor bracketed by the tiny libraries' constructors, the
  *     install call itself, and the index build of the static variant.
  * 7c. Memory: the alternate stack of a thread created after the install,
- *     the index's mappings, the library's static data, VmRSS. */
+ *     the index's mappings, the library's static data, VmRSS.
+ *
+ * BENCH_CRASH_OPTIONS=OPTIONS gives 7a's crashes EXECINFO_EX_OPTIONS (say
+ * index_cache=0); BENCH_ONLY=handler (bench/main.c) runs part 7 alone. */
 #define _GNU_SOURCE
 #include "bench.h"
 #include "handler_page.h"
@@ -92,7 +95,15 @@ static int run_child(const struct child *child, char *report, size_t capacity, u
     snprintf(path, sizeof path, "%s/%s", bench_directory(), child->program);
     snprintf(fd_text, sizeof fd_text, "%d", page_fd);
     char *argv[] = { path, fd_text, (char *)child->mode, NULL };
-    char **environment = child_environment(child->env1, child->env2);
+    /* BENCH_CRASH_OPTIONS: the crash rows of 7a under these options (an
+     * index_cache= directory, cold or none: issue 26's cold crash). */
+    static char crash_options[4200];
+    const char *extra1 = child->env1, *given = getenv("BENCH_CRASH_OPTIONS");
+    if (extra1 == NULL && given != NULL && strcmp(child->program, "handler_crash_helper") == 0) {
+        snprintf(crash_options, sizeof crash_options, "EXECINFO_EX_OPTIONS=%s", given);
+        extra1 = crash_options;
+    }
+    char **environment = child_environment(extra1, child->env2);
     memset(page, 0, sizeof *page);
     if (report != NULL && pipe(pipe_fds) != 0)
         bench_fail("pipe: %s", strerror(errno));

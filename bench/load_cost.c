@@ -17,7 +17,14 @@
  * preloaded with handler=1 (threads=1024, the default) and with
  * handler=1:threads=1, both with the warm cache, alternating process by
  * process; CPU (as above) and wall time (spawn to reaped), medians of
- * REPETITIONS x TRUE_RUNS processes each. */
+ * REPETITIONS x TRUE_RUNS processes each.
+ *
+ * load_cost BUILD_DIR BLOCKS spawn: the spawn loop of issue 26's steps:
+ * /bin/true, 40 processes a block, plain, core handler=1 and hooks heap=0
+ * (both with the warm cache) and both with index_cache=0, alternating block
+ * by block (the order rotating), BLOCKS blocks; the median per process of
+ * the blocks' CPU and minor page faults (getrusage of the children). Run it
+ * under taskset -c 1. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <spawn.h>
@@ -309,6 +316,62 @@ static void threads_table(int repetitions)
            cpu_cost <= 0.01 && wall_cost <= 0.01 ? "met" : "NOT met");
 }
 
+#define SPAWN_CONTENDERS 5
+#define SPAWN_BLOCK 40
+
+/* CPU (s) and minor faults of the children so far. */
+static void children_usage(double *cpu, double *faults)
+{
+    struct rusage usage;
+    getrusage(RUSAGE_CHILDREN, &usage);
+    *cpu = (double)usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 +
+           (double)usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+    *faults = (double)usage.ru_minflt;
+}
+
+static void spawn_block(int contender, double *cpu, double *faults)
+{
+    char options[4400];
+    const char *preload;
+    const char *cache = contender <= 2 ? warm_directory() : NULL;
+    char *argv[] = { "/bin/true", NULL };
+    setting(contender % 2 ? 1 : 2, cache, &preload, options, sizeof options);
+    if (contender == 0)
+        preload = NULL;
+    double cpu_before, faults_before, cpu_after, faults_after;
+    children_usage(&cpu_before, &faults_before);
+    for (int i = 0; i < SPAWN_BLOCK; i++)
+        run(argv, preload, contender == 0 ? NULL : options);
+    children_usage(&cpu_after, &faults_after);
+    *cpu = (cpu_after - cpu_before) / SPAWN_BLOCK;
+    *faults = (faults_after - faults_before) / SPAWN_BLOCK;
+}
+
+static void spawn_table(int blocks)
+{
+    static const char *const names[SPAWN_CONTENDERS] = {
+        "plain", "core, handler=1, warm", "hooks, heap=0, warm", "core, handler=1, index_cache=0",
+        "hooks, heap=0, index_cache=0" };
+    static double cpu[SPAWN_CONTENDERS][MAX_REPETITIONS], faults[SPAWN_CONTENDERS][MAX_REPETITIONS];
+    for (int contender = 1; contender < 3; contender++)
+        spawn_block(contender, &cpu[0][0], &faults[0][0]); /* fill the warm cache */
+    for (int b = 0; b < blocks; b++)
+        for (int k = 0; k < SPAWN_CONTENDERS; k++) {
+            int contender = (k + b) % SPAWN_CONTENDERS;
+            spawn_block(contender, &cpu[contender][b], &faults[contender][b]);
+        }
+    printf("/bin/true, %d blocks of %d processes, contenders alternating block by block;\n"
+           "medians of the blocks' per-process figures\n\n", blocks, SPAWN_BLOCK);
+    printf("| | CPU per process (ms) | over plain (ms) | vs plain | minor faults |\n");
+    printf("| --- | ---: | ---: | ---: | ---: |\n");
+    double plain = median(cpu[0], blocks);
+    for (int contender = 0; contender < SPAWN_CONTENDERS; contender++) {
+        double value = median(cpu[contender], blocks);
+        printf("| %s | %.3f | %+.3f | %.2fx | %.0f |\n", names[contender], value * 1e3,
+               (value - plain) * 1e3, value / plain, median(faults[contender], blocks));
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -325,6 +388,11 @@ int main(int argc, char **argv)
         fail(scratch);
     if (argc > 3 && strcmp(argv[3], "threads") == 0) {
         threads_table(repetitions);
+        remove_tree(scratch);
+        return 0;
+    }
+    if (argc > 3 && strcmp(argv[3], "spawn") == 0) {
+        spawn_table(repetitions);
         remove_tree(scratch);
         return 0;
     }

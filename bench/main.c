@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 const char *const contender_names[CONTENDER_COUNT] = { "ours", "glibc", "libunwind" };
@@ -73,6 +74,12 @@ int main(void)
            gnu_get_libc_version(), sysconf(_SC_NPROCESSORS_ONLN));
     printf("Medians of repeated, interleaved runs. Timings are reported, never asserted.\n");
     glibc_open();
+    /* BENCH_ONLY=handler: part 7 alone (bench/handler.c), no summary. */
+    const char *only = getenv("BENCH_ONLY");
+    if (only != NULL && strcmp(only, "handler") == 0) {
+        bench_handler(&results);
+        return 0;
+    }
 
     bench_capture(&results);
     bench_capture_memo(&results);

@@ -101,7 +101,9 @@ int backtrace_skip_range(void **buffer, int size, const void *start, const void 
  * through the function's own frames. x86_64: RETURN_ADDRESS is the word
  * at rsp on entry, STACK_POINTER is rsp + 8 (the caller's rsp after the
  * return), RBP and RBX the two registers a frame's rules may address it
- * by (glibc's lazy-binding trampoline keeps its frame in rbx). An
+ * by (glibc's lazy-binding trampoline keeps its frame in rbx).
+ * aarch64: RETURN_ADDRESS is x30 on entry, STACK_POINTER is sp, and the
+ * fields named RBP and RBX hold x29 and x19. An
  * allocator fills it with a few instructions of assembly at its entry
  * points (the hooks library does: src/base/caller_entry.h). */
 struct backtrace_caller {
@@ -259,7 +261,8 @@ int backtrace_remove_crash_callback(backtrace_crash_callback *callback, void *co
  * report's header members (,"name":value members). It returns
  * BACKTRACE_LEAD_KEEP_TRACE, or BACKTRACE_LEAD_LEAVE_OUT_TRACE when the
  * signal's own trace is the library's and not the program's (an abort
- * the library raised): the report then says "*** backtrace: left out (the
+ * the library raised), or the lead wrote it already (the access stack
+ * of a guard page's fault): the report then says "*** backtrace: left out (the
  * heap error above says where)", or "backtrace_left_out":true in JSON,
  * instead of the trace and its modules. One lead at a time: set it to
  * NULL before the library is unloaded. Returns 0. Not AS-Safe. MT-Safe. */
@@ -308,13 +311,22 @@ struct backtrace_frame {
 /* Resolve SIZE addresses into *FRAMES: module, function, offset, file,
  * line, column and inlined callers, from the full symbol table and DWARF
  * (libdw, all modules, separate debug files followed). FLAGS as for
- * backtrace_print_fd. Returns the number of frames (>= SIZE when every
- * address resolves to at least one), with *FRAMES one malloc'd block to
- * free() once; or -1 with errno ENOMEM (or EINVAL for a NULL argument or
- * SIZE < 0), *FRAMES then NULL. Not AS-Safe (it mallocs and reads files).
- * MT-Safe. */
+ * backtrace_print_fd, plus BACKTRACE_INDEX_ONLY (below). Returns the
+ * number of frames (>= SIZE when every address resolves to at least one),
+ * with *FRAMES one malloc'd block to free() once; or -1 with errno ENOMEM
+ * (or EINVAL for a NULL argument or SIZE < 0), *FRAMES then NULL.
+ * Not AS-Safe (it mallocs and reads files). MT-Safe. */
 int backtrace_resolve(void *const *buffer, int size, int flags,
                       struct backtrace_frame **frames);
+
+/* FLAGS bit for backtrace_resolve: name the frames from the symbol index
+ * alone, as the crash report and print_trace do, without libdwfl: no file
+ * is read (but by the index's refresh after a dlopen) and nothing is
+ * allocated but the result. File, line and inlined callers then come only
+ * from the modules that have a line index (lines= of EXECINFO_EX_OPTIONS;
+ * by default the program and the modules with a line table of their own),
+ * and column is always 0. */
+#define BACKTRACE_INDEX_ONLY 4
 
 /* ---- heap hook layer: libexecinfo_ex_hooks.so --------------------------- */
 

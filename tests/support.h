@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
@@ -132,6 +133,60 @@ static inline int count_of(const char *text, const char *needle)
     for (const char *at = strstr(text, needle); at != NULL; at = strstr(at + 1, needle))
         count++;
     return count;
+}
+
+/* Whether the heap facts of a report's TEXT and of its JSON agree, as
+ * tests/tools/heap_report_facts.py reads them: 1, or 0 with its verdict
+ * in VERDICT (CAPACITY bytes). */
+static inline int heap_facts_agree(const char *text, const char *json, char *verdict,
+                                   size_t capacity)
+{
+    char text_path[96], json_path[96], check[512];
+    snprintf(text_path, sizeof text_path, "/tmp/execinfo_ex_facts_%d.txt", (int)getpid());
+    snprintf(json_path, sizeof json_path, "/tmp/execinfo_ex_facts_%d.json", (int)getpid());
+    FILE *file = fopen(text_path, "w");
+    cr_assert_not_null(file);
+    fputs(text, file);
+    fclose(file);
+    file = fopen(json_path, "w");
+    cr_assert_not_null(file);
+    fputs(json, file);
+    fclose(file);
+    snprintf(check, sizeof check, "python3 %s/../tests/tools/heap_report_facts.py %s %s 2>&1",
+             getenv("EXECINFO_EX_BUILD"), text_path, json_path);
+    FILE *pipe = popen(check, "r");
+    cr_assert_not_null(pipe);
+    size_t length = fread(verdict, 1, capacity - 1, pipe);
+    verdict[length] = '\0';
+    int status = pclose(pipe);
+    unlink(text_path);
+    unlink(json_path);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* The line of SOURCE (a path from the checkout, where make test runs) that
+ * holds MARK as a word of its own ("@read_1" is not "@read_16"): a
+ * fixture marks the lines a test expects in a report, so that no line
+ * number is written down twice. 0 when none does. */
+static inline int marked_line(const char *source, const char *mark)
+{
+    FILE *file = fopen(source, "r");
+    cr_assert_not_null(file, "%s: %s", source, strerror(errno));
+    char line[1024];
+    size_t length = strlen(mark);
+    int number = 0, found = 0;
+    while (found == 0 && fgets(line, sizeof line, file) != NULL) {
+        number++;
+        for (const char *at = strstr(line, mark); at != NULL && found == 0;
+             at = strstr(at + 1, mark)) {
+            char next = at[length];
+            if (!(next == '_' || (next >= '0' && next <= '9') || (next >= 'a' && next <= 'z') ||
+                  (next >= 'A' && next <= 'Z')))
+                found = number;
+        }
+    }
+    fclose(file);
+    return found;
 }
 
 #endif

@@ -7,18 +7,27 @@
 #   tests/integration/run.sh      install, build programs as a user would, run
 #   tests/readme/run.sh           the command blocks of README.md, as written
 
-TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Iinclude -Isrc -Itests $(DEP_CFLAGS) $(shell pkg-config --cflags libunwind)
+TEST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Iinclude -Isrc -Itests $(DEP_CFLAGS) $(shell $(PKG_CONFIG) --cflags libunwind)
 TEST_LIBS   := -lcriterion -lunwind -ldl -lpthread
 API_TESTS      := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 INTERNAL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/internal_*.c))
 HOOKS_TESTS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/hooks_*.c))
+# Tests of one architecture's code or encodings, built for it alone:
+# x86-64's instruction decoder, its fault access (x86 instructions in the
+# test), its DWARF register numbers in hand-made CFI.
+ARCH_TESTS_x86_64 := internal_instruction_x86_64 test_fault_access internal_dwarf
+ARCH_TESTS_aarch64 :=
+OTHER_ARCH_TESTS := $(addprefix $(BUILD)/tests/,$(filter-out $(ARCH_TESTS_$(ARCH)), \
+	$(ARCH_TESTS_x86_64) $(ARCH_TESTS_aarch64)))
+API_TESTS      := $(filter-out $(OTHER_ARCH_TESTS),$(API_TESTS))
+INTERNAL_TESTS := $(filter-out $(OTHER_ARCH_TESTS),$(INTERNAL_TESTS))
 STRESS_TESTS   := $(patsubst tests/stress/%.c,$(BUILD)/tests/stress_%,$(wildcard tests/stress/test_*.c))
 TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BUILD)/tests/heap_misuse \
 	$(BUILD)/tests/mtrace_program $(BUILD)/tests/state_program $(BUILD)/tests/freed_pointer \
 	$(BUILD)/tests/packed_functions.so $(BUILD)/tests/odd_symbols.so $(BUILD)/tests/alias_program \
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
-	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe \
+	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe $(BUILD)/tests/cache_first_use \
 	$(BUILD)/tests/early_crash \
 	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names \
 	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx \
@@ -89,6 +98,11 @@ $(BUILD)/tests/cache_probe: tests/fixtures/cache_probe.c all
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Iinclude -Isrc $(DEP_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS)
 
+# internal_index_cache.c: when the index cache's files are mapped.
+$(BUILD)/tests/cache_first_use: tests/fixtures/cache_first_use.c all
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Iinclude -Isrc $(DEP_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS)
+
 # Without our library: test_dlopen.c runs it under LD_PRELOAD.
 $(BUILD)/tests/dlopen_crash: tests/fixtures/dlopen_crash.c
 	@mkdir -p $(dir $@)
@@ -97,7 +111,7 @@ $(BUILD)/tests/dlopen_crash: tests/fixtures/dlopen_crash.c
 # Without our library: internal_index_cache.c runs it under LD_PRELOAD, and
 # it crashes in its constructor or at main's first instruction (main in
 # assembly: one file per architecture, as the Makefile's *_SOURCE).
-EARLY_CRASH_MAIN_SOURCE := tests/fixtures/early_crash_main_x86_64.S
+EARLY_CRASH_MAIN_SOURCE := tests/fixtures/early_crash_main_$(ARCH).S
 $(BUILD)/tests/early_crash: tests/fixtures/early_crash.c $(EARLY_CRASH_MAIN_SOURCE)
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $^ -o $@
@@ -131,7 +145,7 @@ $(BUILD)/tests/alias_program: tests/fixtures/alias_program.c all
 # Fully static, as a user links it with the archive; and with glibc alone.
 $(BUILD)/tests/static_program: tests/fixtures/static_program.c all
 	@mkdir -p $(dir $@)
-	$(CC) -static -O1 -g -Iinclude $< -o $@ $(STATIC) $(shell pkg-config --static --libs $(PKGS)) $(DEMANGLE_LIBS) \
+	$(CC) -static -O1 -g -Iinclude $< -o $@ $(STATIC) $(shell $(PKG_CONFIG) --static --libs $(PKGS)) $(DEMANGLE_LIBS) \
 		-lpthread 2>&1 | { grep -v 'statically linked applications' || true; }
 
 $(BUILD)/tests/static_program_glibc: tests/fixtures/static_program.c
@@ -203,9 +217,11 @@ $(BUILD)/tests/heap_misuse: tests/fixtures/heap_misuse.c all
 		-lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)
 
 # test_guard_pages.c: accesses a guard page stops at the instruction.
-$(BUILD)/tests/guard_access: tests/fixtures/guard_access.c all
+# Its vector moves are the architecture's (guard_access_ARCH.c).
+$(BUILD)/tests/guard_access: tests/fixtures/guard_access.c tests/fixtures/guard_access_$(ARCH).c \
+	tests/fixtures/guard_access.h all
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fno-builtin -Iinclude $< -o $@ \
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fno-builtin -Iinclude $(filter %.c,$^) -o $@ \
 		-L$(BUILD) -lexecinfo_ex_hooks -Wl,-rpath,$(CURDIR)/$(BUILD)
 
 $(BUILD)/tests/guard_vector: tests/fixtures/guard_vector.cpp all

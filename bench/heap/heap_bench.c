@@ -880,6 +880,41 @@ static void rss_target(const struct row rows[WORKLOADS][CONTENDERS], enum worklo
            median_rss(full) / 1024, median_rss(base) / 1024, ratio <= bound ? "met" : "not met");
 }
 
+/* Issue 24's profiler (execinfo_ex_heap --profile): wall at or below
+ * heaptrack's, and peak RSS at most RSS_BOUND of plain's, on every
+ * workload measured. */
+static void profiler_targets(const struct row rows[WORKLOADS][CONTENDERS],
+                             const int chosen[WORKLOADS], double rss_bound)
+{
+    int wall_met = 1, rss_met = 1, unknown = 0;
+    char walls[512] = "", peaks[512] = "";
+    size_t wall_used = 0, peak_used = 0;
+
+    for (int w = 0; w < WORKLOADS; w++) {
+        const struct row *ours = &rows[w][PROFILER], *plain = &rows[w][PLAIN];
+        double theirs = wall_ratio(rows, w, HEAPTRACK), mine = wall_ratio(rows, w, PROFILER);
+        if (!chosen[w])
+            continue;
+        if (mine < 0 || theirs < 0) {
+            unknown = 1;
+            continue;
+        }
+        double rss = median_rss(ours) / median_rss(plain);
+        wall_used += (size_t)snprintf(walls + wall_used, sizeof walls - wall_used,
+                                      " %s %.2fx vs %.2fx,", workload_keys[w], mine, theirs);
+        peak_used += (size_t)snprintf(peaks + peak_used, sizeof peaks - peak_used,
+                                      " %s %.2fx (%.1f MiB vs %.1f MiB),", workload_keys[w], rss,
+                                      median_rss(ours) / 1024, median_rss(plain) / 1024);
+        wall_met &= mine <= theirs;
+        rss_met &= rss <= rss_bound;
+    }
+    const char *partly = unknown ? " (a row did not run)" : "";
+    printf("- profiler wall at or below heaptrack's:%s %s%s\n", walls, wall_met ? "met" : "not met",
+           partly);
+    printf("- profiler peak RSS <= %.1fx plain's:%s %s%s\n", rss_bound, peaks,
+           rss_met ? "met" : "not met", partly);
+}
+
 /* Tracing's cost over plain, ours against glibc's: at most BOUND of it. */
 static void mtrace_target(const struct row rows[WORKLOADS][CONTENDERS],
                           const int chosen[WORKLOADS], double bound)
@@ -916,6 +951,7 @@ static void print_summary(const struct row rows[WORKLOADS][CONTENDERS], const in
     if (chosen[POOL])
         rss_target(rows, POOL, HEAPTRACK, 1.0);
     mtrace_target(rows, chosen, 0.3);
+    profiler_targets(rows, chosen, 1.2);
 }
 
 /* ---- main ------------------------------------------------------------------ */

@@ -5,40 +5,31 @@
  * calling module (a bare name is searched along its RUNPATH, $ORIGIN is
  * its directory, the new module joins its namespace): a wrapper in C that
  * calls them makes itself the caller, unless the compiler happens to turn
- * the call into a jump. The entry saves the first three argument
- * registers, runs SETUP (assembly that loads the router's arguments: the
- * saved rdx is at 0(%rsp), rsi at 8, rdi at 16, the caller's return
- * address at 24; the stack is 16-byte aligned there), calls ROUTER, which
+ * the call into a jump. JUMP_ENTRY(name, router, which, unavailable)
+ * saves the first three argument registers and the return address into a
+ * struct jump_entry_call on its stack, calls ROUTER(call, WHICH), which
  * returns the function to go on to (NULL: UNAVAILABLE, which returns what
- * the call returns on failure), restores the registers and jumps.
- * x86_64 only, as src/unwind is. */
+ * the call returns on failure) and may change the saved arguments, then
+ * restores the registers from the struct and jumps. ROUTER and
+ * UNAVAILABLE are hidden functions called by name. The assembly is one
+ * header per architecture (jump_entry_x86_64.h, jump_entry_aarch64.h). */
 #ifndef EXECINFO_EX_JUMP_ENTRY_H
 #define EXECINFO_EX_JUMP_ENTRY_H
 
-#define JUMP_ENTRY(name, setup, router, unavailable) \
-    __asm__(".text\n"                                \
-            ".globl " #name "\n"                     \
-            ".type " #name ", @function\n"           \
-            #name ":\n"                              \
-            ".cfi_startproc\n"                       \
-            "    pushq %rdi\n"                       \
-            ".cfi_adjust_cfa_offset 8\n"             \
-            "    pushq %rsi\n"                       \
-            ".cfi_adjust_cfa_offset 8\n"             \
-            "    pushq %rdx\n"                       \
-            ".cfi_adjust_cfa_offset 8\n"             \
-            setup                                    \
-            "    call " #router "\n"                 \
-            "    popq %rdx\n"                        \
-            ".cfi_adjust_cfa_offset -8\n"            \
-            "    popq %rsi\n"                        \
-            ".cfi_adjust_cfa_offset -8\n"            \
-            "    popq %rdi\n"                        \
-            ".cfi_adjust_cfa_offset -8\n"            \
-            "    testq %rax, %rax\n"                 \
-            "    jz " #unavailable "\n"              \
-            "    jmp *%rax\n"                        \
-            ".cfi_endproc\n"                         \
-            ".size " #name ", .-" #name "\n")
+#include <stdint.h>
+
+/* What the entry saved, in this order (the assembly's offsets). */
+struct jump_entry_call {
+    uintptr_t arguments[3];     /* restored from here: a router may change them */
+    const void *return_address; /* the caller's */
+};
+
+#if defined(__x86_64__)
+#include "jump_entry_x86_64.h"
+#elif defined(__aarch64__)
+#include "jump_entry_aarch64.h"
+#else
+#error "src/base: x86_64 and aarch64 only; add jump_entry_ARCH.h"
+#endif
 
 #endif

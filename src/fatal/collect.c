@@ -12,16 +12,6 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-const char *const crash_register_names[CRASH_REGISTERS] = {
-    "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8",
-    "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip", "eflags",
-};
-
-static const int register_index[CRASH_REGISTERS] = {
-    REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP, REG_RSP, REG_R8,
-    REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP, REG_EFL,
-};
-
 static void collect_identity(struct crash_facts *facts)
 {
     facts->pid = getpid();
@@ -38,28 +28,18 @@ static void collect_identity(struct crash_facts *facts)
     }
 }
 
-int crash_copy_context(ucontext_t *copy, const ucontext_t *ucontext)
-{
-    memcpy(copy, ucontext, sizeof *copy);
-    if (ucontext->uc_mcontext.fpregs == NULL)
-        return 0;
-    memcpy(&copy->__fpregs_mem, ucontext->uc_mcontext.fpregs, sizeof copy->__fpregs_mem);
-    copy->uc_mcontext.fpregs = &copy->__fpregs_mem;
-    return 1;
-}
-
 static void collect_registers(struct crash_facts *facts, const ucontext_t *context)
 {
-    for (int i = 0; i < CRASH_REGISTERS; i++)
-        facts->registers[i] = (uintptr_t)context->uc_mcontext.gregs[register_index[i]];
+    crash_registers_of(facts->registers, context);
     facts->have_registers = 1;
     facts->have_float_state = crash_copy_context(&facts->context, context);
     facts->have_context = 1;
 }
 
 /* An int3 (0xcc, one byte) reports the pc after itself, which may already
- * be the next line or function: frame 0 is put back on the breakpoint.
- * The kernel sends SI_KERNEL for int3 on x86-64, TRAP_BRKPT elsewhere. */
+ * be the next line or function: frame 0 is put back on the breakpoint
+ * (crash_registers_back_to_breakpoint). The kernel sends SI_KERNEL for
+ * int3 on x86-64, TRAP_BRKPT elsewhere. */
 static int stopped_after_breakpoint(int signo, const siginfo_t *info)
 {
     return signo == SIGTRAP && info != NULL &&
@@ -75,7 +55,7 @@ static int walk_context(void **frames, unsigned char *exact, int size, const uco
         return capture_ucontext_kinds(frames, exact, size, ucontext);
     static ucontext_t moved_back; /* static: an alternate stack is small */
     moved_back = *ucontext;
-    moved_back.uc_mcontext.gregs[REG_RIP]--;
+    crash_registers_back_to_breakpoint(&moved_back);
     return capture_ucontext_kinds(frames, exact, size, &moved_back);
 }
 

@@ -11,7 +11,7 @@
 #include "fault_access.h"
 
 #define CRASH_FRAMES_MAX 256
-#define CRASH_REGISTERS 18   /* rax..r15, rip, eflags */
+#include "crash_registers.h"   /* CRASH_REGISTERS */
 
 /* What a value that may be the fault's address looks like. */
 #define CRASH_HINT_NON_CANONICAL 1u  /* bits 63..47 differ: no mapping can hold it */
@@ -77,10 +77,19 @@ struct crash_facts {
 /* The register names, in the order of crash_facts.registers. */
 extern const char *const crash_register_names[CRASH_REGISTERS];
 
-/* Copy UCONTEXT into *COPY, its floating-point state too, with the copy's
- * fpregs pointing into itself. Returns whether there was a floating-point
+/* Copy UCONTEXT into *COPY, its floating-point state too (x86-64: with
+ * the copy's fpregs pointing into itself; aarch64: the FP/SIMD record in
+ * __reserved comes with the copy). Returns whether there was a floating-point
  * state to copy. Signal-safe. */
 int crash_copy_context(ucontext_t *copy, const ucontext_t *ucontext);
+
+/* The report's registers (crash_register_names' order) from CONTEXT. */
+void crash_registers_of(uintptr_t registers[CRASH_REGISTERS], const ucontext_t *context);
+
+/* Where a walk from a breakpoint's ucontext starts: x86-64's int3 reports
+ * the pc after itself, so *CONTEXT's is moved back onto it; aarch64's brk
+ * reports its own pc. */
+void crash_registers_back_to_breakpoint(ucontext_t *context);
 
 /* Fill FACTS for signal SIGNO with INFO and the handler's UCONTEXT,
  * walking at most FRAMES frames. Signal-safe. */

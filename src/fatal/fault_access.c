@@ -1,13 +1,12 @@
 /* fault_access.c: the generic half of the fault access: which signals
  * have one, and reading the faulting instruction's bytes; the
  * architecture's file reads the fault code and decodes the instruction.
- * World: signal-safe (process_vm_readv, arithmetic). */
+ * World: signal-safe (memory_read: process_vm_readv; arithmetic). */
 #define _GNU_SOURCE
 #include "fault_access.h"
+#include "../base/memory_read.h"
 
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #define CODE_MAX 16 /* an x86-64 instruction is at most 15 bytes, aarch64's 4 */
 
@@ -21,14 +20,12 @@ const char *fault_access_direction_name(enum fault_access_direction direction)
     }
 }
 
-/* process_vm_readv, not a load: a pc in a page that cannot be read fails
+/* memory_read, not a load: a pc in a page that cannot be read fails
  * here instead of faulting again inside the handler. */
 static unsigned size_at(uintptr_t pc)
 {
     uint8_t code[CODE_MAX];
-    struct iovec local = { code, sizeof code };
-    struct iovec remote = { (void *)pc, sizeof code };
-    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    ssize_t got = memory_read(code, pc, sizeof code);
     return got > 0 ? fault_access_arch_size(code, (size_t)got) : 0;
 }
 

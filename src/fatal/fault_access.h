@@ -29,6 +29,18 @@ int fault_access_decode(const siginfo_t *info, const void *ucontext, struct faul
 /* The direction's name in reports: "READ", "WRITE", "EXECUTE", NULL. */
 const char *fault_access_direction_name(enum fault_access_direction direction);
 
+/* Whether anything of ACCESS is known (fault_access_words.c). */
+int fault_access_known(const struct fault_access *access);
+
+/* ACCESS in words, for a known one: "WRITE of size 8", "READ of unknown
+ * size", "EXECUTE", or for a general-protection fault "access of size 8";
+ * and in JSON, {"direction":"WRITE","size":8} (direction null when only
+ * the size is known, size null when only the direction is), null for
+ * neither (fault_access_words.c). Signal-safe. */
+struct text_out;
+void fault_access_text(struct text_out *out, const struct fault_access *access);
+void fault_access_json(struct text_out *out, const struct fault_access *access);
+
 /* Per architecture (fault_access_x86_64.c, the Makefile's
  * FAULT_ARCH_SOURCES): the direction the kernel's fault code gives for a
  * fault the kernel raised, the interrupted pc, and the size of the

@@ -121,12 +121,15 @@ static void set_default_action(int signo)
  * It is queued with the original siginfo (allowed for a signal to oneself),
  * so that the core and a debugger see SEGV_MAPERR at the fault address,
  * not a tgkill; tgkill only if that is refused or there is no siginfo. */
+/* Set by install.c (fatal_handler_queue_plainly in handler.h). */
+int fatal_handler_queue_plainly;
+
 static void die_by(int signo, const siginfo_t *info, void *ucontext)
 {
     set_default_action(signo);
     if (ucontext != NULL)
         sigdelset(&((ucontext_t *)ucontext)->uc_sigmask, signo);
-    if (info != NULL) {
+    if (info != NULL && !fatal_handler_queue_plainly) {
         siginfo_t again = *info;
         if (syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), signo, &again) == 0)
             return;

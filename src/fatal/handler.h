@@ -57,4 +57,9 @@ void handler_config_view(int signo, struct handler_view *view);
 /* The SA_SIGINFO handler. Signal-safe. */
 void fatal_signal_handler(int signo, siginfo_t *info, void *ucontext);
 
+/* Whether dying sends the signal plainly (tgkill) rather than queued with
+ * the fault's siginfo: under qemu-user (install.c says why). Set in the
+ * normal world before the handler is installed. */
+extern int fatal_handler_queue_plainly;
+
 #endif

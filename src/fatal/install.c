@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -44,10 +45,22 @@ static int wanted(int signo, uint64_t signals, int dump_signal)
  * signals in one publish, not one each: a publish copies the whole
  * config twice (23 KB), and handler=1 made nine of them at load (issue
  * 26; the gain is small beside the load's page faults, which stay). */
+/* qemu-user (7.2) reads a SIGSEGV or SIGBUS queued with a fault's si_code
+ * as a fault of its own translated code and aborts (a cpu_exec assertion,
+ * exit 127) instead of delivering it: there the handler dies by a plain
+ * tgkill. qemu-user is recognised by the vDSO it does not map (every
+ * Linux kernel maps one, unless booted with vdso=0, where a plain signal
+ * is no loss). Here, not in the handler: getauxval is not signal-safe. */
+static void note_platform(void)
+{
+    fatal_handler_queue_plainly = getauxval(AT_SYSINFO_EHDR) == 0;
+}
+
 static void install_signals(uint64_t signals, int dump_signal)
 {
     struct sigaction before[HANDLER_SIGNALS];
     char queried[HANDLER_SIGNALS] = { 0 }; /* a mask would need bit 64 */
+    note_platform();
     for (int signo = 1; signo < HANDLER_SIGNALS; signo++) {
         if (!wanted(signo, signals, dump_signal) || sigaction(signo, NULL, &before[signo]) != 0)
             continue;

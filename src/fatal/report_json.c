@@ -52,27 +52,6 @@ static void json_fault_hints(struct text_out *out, const struct crash_facts *fac
     text_out_char(out, ']');
 }
 
-/* "access": {"direction":"WRITE","size":8}, direction null when only the
- * size is known, size null when only the direction is; null for neither. */
-static void json_access(struct text_out *out, const struct fault_access *access)
-{
-    const char *direction = fault_access_direction_name(access->direction);
-    json_key(out, "access", 0);
-    if (direction == NULL && access->size == 0) {
-        text_out_string(out, "null");
-        return;
-    }
-    text_out_char(out, '{');
-    json_key(out, "direction", 1);
-    json_string(out, direction);
-    json_key(out, "size", 0);
-    if (access->size != 0)
-        json_signed(out, access->size);
-    else
-        text_out_string(out, "null");
-    text_out_char(out, '}');
-}
-
 static void json_header(struct text_out *out, const struct crash_facts *facts)
 {
     char time[32];
@@ -102,7 +81,8 @@ static void json_header(struct text_out *out, const struct crash_facts *facts)
     json_key(out, "fault_address_unknown", 0);
     text_out_string(out, facts->address_unknown ? "true" : "false");
     json_fault_hints(out, facts);
-    json_access(out, &facts->access);
+    json_key(out, "access", 0);
+    fault_access_json(out, &facts->access);
     json_key(out, "sender", 0);
     if (facts->sent) {
         text_out_string(out, "{\"pid\":");

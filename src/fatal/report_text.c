@@ -77,23 +77,13 @@ static void text_signal_origin(struct text_out *out, const struct crash_facts *f
     }
 }
 
-/* ", WRITE of size 8", ", READ of unknown size", ", EXECUTE", or for a
- * general-protection fault ", access of size 8": what the access did. */
+/* ", WRITE of size 8" or the like (fault_access_text): what the access did. */
 static void text_access(struct text_out *out, const struct fault_access *access)
 {
-    const char *direction = fault_access_direction_name(access->direction);
-    if (direction == NULL && access->size == 0)
+    if (!fault_access_known(access))
         return;
     text_out_string(out, ", ");
-    text_out_string(out, direction != NULL ? direction : "access");
-    if (access->direction == FAULT_ACCESS_EXECUTE)
-        return;
-    if (access->size == 0) {
-        text_out_string(out, " of unknown size");
-        return;
-    }
-    text_out_string(out, " of size ");
-    text_out_decimal(out, access->size);
+    fault_access_text(out, access);
 }
 
 static void text_headline(struct text_out *out, const struct crash_facts *facts)

@@ -7,12 +7,13 @@
  * them as a ucontext faulted inside the handler. So nothing given is read
  * directly: a candidate is copied with process_vm_readv (which fails on
  * unmapped memory instead of faulting) and must look like the frame the
- * kernel builds (arch/x86/kernel/signal.c: the return address, then the
- * kernel's ucontext, 304 bytes, then the siginfo, then the FPU state, to
- * which uc_mcontext.fpregs points). */
+ * kernel builds (its layout, one file per architecture:
+ * signal_frame_x86_64.c, signal_frame_aarch64.c). */
 #define _GNU_SOURCE
 #include "signal_frame.h"
+#include "signal_frame_arch.h"
 #include "../unwind/stack_walk.h"
+#include "../base/memory_read.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -21,9 +22,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define KERNEL_UCONTEXT_SIZE 304          /* uc_flags .. an 8-byte uc_sigmask */
 #define NEAR_HANDLER (1024 * 1024)        /* how far up this stack a frame may be */
-#define FPREGS_WINDOW 1024                /* fpregs lies this close after the mcontext */
 #define WALK_STEPS 64                     /* frames between here and the signal frame */
 
 #define READABLE 1
@@ -37,26 +36,25 @@ static int copy_if_readable(void *copy, const void *address, size_t length)
     ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
     if (got == (ssize_t)length)
         return READABLE;
+    if (got < 0 && errno == ENOSYS) /* qemu-user: memory_read looks it up */
+        return memory_read(copy, (uintptr_t)address, length) == (ssize_t)length ? READABLE
+                                                                                : UNREADABLE;
     return got >= 0 || errno == EFAULT ? UNREADABLE : CANNOT_TELL;
 }
 
-/* Laid out as the kernel's signal frame: readable, 16-byte aligned (the
- * kernel aligns it so), fpregs just after the mcontext (the kernel's FPU
- * state follows the siginfo; getcontext's is inside the ucontext_t).
- * Where nothing can be read to tell, only WHERE_KERNEL_PUTS_IT passes. */
+/* Readable, 16-byte aligned (the kernel aligns it so), and laid out as
+ * the kernel lays it out (signal_frame_arch_plausible). Where nothing can
+ * be read to tell, only WHERE_KERNEL_PUTS_IT passes. */
 static int looks_like_kernel_ucontext(const void *ucontext, int where_kernel_puts_it)
 {
     uintptr_t at = (uintptr_t)ucontext;
-    unsigned char copy[KERNEL_UCONTEXT_SIZE];
+    unsigned char copy[SIGNAL_FRAME_COPY_SIZE];
     if (ucontext == NULL || at % 16 != 0)
         return 0;
     int readable = copy_if_readable(copy, ucontext, sizeof copy);
     if (readable != READABLE)
         return readable == CANNOT_TELL && where_kernel_puts_it;
-    uintptr_t fpregs;
-    memcpy(&fpregs, copy + offsetof(ucontext_t, uc_mcontext) + offsetof(mcontext_t, fpregs),
-           sizeof fpregs);
-    return fpregs >= at + offsetof(ucontext_t, uc_sigmask) && fpregs < at + FPREGS_WINDOW;
+    return signal_frame_arch_plausible(copy, at);
 }
 
 static int info_names(const siginfo_t *info, int signo)
@@ -64,20 +62,6 @@ static int info_names(const siginfo_t *info, int signo)
     siginfo_t copy;
     return info != NULL && copy_if_readable(&copy, info, sizeof copy) == READABLE &&
            copy.si_signo == signo;
-}
-
-/* DWARF register r of the walk is gregs[greg_of_dwarf[r]]. */
-static const int greg_of_dwarf[CFI_REGISTER_COUNT] = {
-    REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
-    REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP,
-};
-
-static void context_of_walk(ucontext_t *context, const struct stack_walk *walk)
-{
-    memset(context, 0, sizeof *context);
-    for (int r = 0; r < CFI_REGISTER_COUNT; r++)
-        if (walk->known & (1u << r))
-            context->uc_mcontext.gregs[greg_of_dwarf[r]] = (greg_t)walk->registers[r];
 }
 
 /* Walk up from here to the first signal frame: the stack pointer of the
@@ -88,19 +72,17 @@ __attribute__((noinline))
 static void *find_kernel_ucontext(ucontext_t *own)
 {
     struct stack_walk walk;
-    uintptr_t pc, sp, fp;
-    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-                     : "=r"(pc), "=r"(sp), "=r"(fp));
-    stack_walk_begin(&walk, pc, sp, fp);
-    context_of_walk(own, &walk);
+    if (!signal_frame_arch_walk_from_caller(&walk))
+        return NULL;
+    signal_frame_arch_context_of_walk(own, &walk);
     for (int step = 1; step <= WALK_STEPS; step++) {
-        uintptr_t trampoline_sp = walk.registers[CFI_RSP];
+        uintptr_t trampoline_sp = walk.registers[CFI_SP];
         if (stack_walk_step(&walk) <= 0)
             return NULL;
         if (step <= 3)
-            context_of_walk(own, &walk);
+            signal_frame_arch_context_of_walk(own, &walk);
         if (walk.pc_is_exact) /* stepped out of a signal frame */
-            return (void *)trampoline_sp;
+            return (void *)signal_frame_arch_ucontext_at(trampoline_sp);
     }
     return NULL;
 }
@@ -113,13 +95,12 @@ void signal_frame_resolve(struct signal_frame *frame, int signo, siginfo_t *info
     static ucontext_t own;
     uintptr_t at = (uintptr_t)ucontext;
     memset(frame, 0, sizeof *frame);
-    /* Called by the kernel itself: the ucontext follows the return address
-     * (the trampoline's) right above the handler's saved frame pointer. */
-    int right_above = at == handler_frame + 2 * sizeof(uintptr_t);
+    /* Called by the kernel itself: where the architecture's frame says. */
+    int right_above = signal_frame_arch_where_kernel_puts_it(at, handler_frame, info);
     if (at > handler_frame && at - handler_frame < NEAR_HANDLER &&
         looks_like_kernel_ucontext(ucontext, right_above)) {
         frame->ucontext = ucontext;
-        if (info_filled && ((uintptr_t)info == at + KERNEL_UCONTEXT_SIZE || info_names(info, signo)))
+        if (info_filled && ((uintptr_t)info == signal_frame_arch_info_at(at) || info_names(info, signo)))
             frame->info = info;
         return;
     }
@@ -128,7 +109,7 @@ void signal_frame_resolve(struct signal_frame *frame, int signo, siginfo_t *info
     if (found != NULL && looks_like_kernel_ucontext(found, 1)) {
         frame->ucontext = found;
         frame->found_by_walk = 1;
-        siginfo_t *found_info = (siginfo_t *)((char *)found + KERNEL_UCONTEXT_SIZE);
+        siginfo_t *found_info = (siginfo_t *)signal_frame_arch_info_at((uintptr_t)found);
         if (info_filled && info_names(found_info, signo))
             frame->info = found_info;
         return;

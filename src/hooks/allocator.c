@@ -137,7 +137,7 @@ __attribute__((noinline)) static void free_sampled(void *pointer,
     LEAVE(outer);
 }
 
-CALLER_ENTRY(malloc, malloc_entered, rsi);
+CALLER_ENTRY(malloc, malloc_entered, 1);
 ENTERED void *malloc_entered(size_t size, const struct backtrace_caller *caller)
 {
     const void *from = caller->return_address;
@@ -152,7 +152,7 @@ ENTERED void *malloc_entered(size_t size, const struct backtrace_caller *caller)
     return pointer;
 }
 
-CALLER_ENTRY(free, free_entered, rsi);
+CALLER_ENTRY(free, free_entered, 1);
 ENTERED void free_entered(void *pointer, const struct backtrace_caller *caller)
 {
     const void *from = caller->return_address;
@@ -174,7 +174,7 @@ ENTERED void free_entered(void *pointer, const struct backtrace_caller *caller)
     LEAVE(outer);
 }
 
-CALLER_ENTRY(calloc, calloc_entered, rdx);
+CALLER_ENTRY(calloc, calloc_entered, 2);
 ENTERED void *calloc_entered(size_t count, size_t size, const struct backtrace_caller *caller)
 {
     const void *from = caller->return_address;
@@ -225,7 +225,7 @@ static void *traced_realloc(void *pointer, size_t size, const struct backtrace_c
     return moved;
 }
 
-CALLER_ENTRY(realloc, realloc_entered, rdx);
+CALLER_ENTRY(realloc, realloc_entered, 2);
 ENTERED void *realloc_entered(void *pointer, size_t size, const struct backtrace_caller *caller)
 {
     /* As free: with heap=0 no block is ours, unless a restored state
@@ -243,7 +243,7 @@ ENTERED void *realloc_entered(void *pointer, size_t size, const struct backtrace
     return traced_realloc(pointer, size, caller);
 }
 
-CALLER_ENTRY(reallocarray, reallocarray_entered, rcx);
+CALLER_ENTRY(reallocarray, reallocarray_entered, 3);
 ENTERED void *reallocarray_entered(void *pointer, size_t count, size_t size,
                                    const struct backtrace_caller *caller)
 {
@@ -274,13 +274,13 @@ static void *through_memalign_hook(size_t alignment, size_t size,
     return pointer;
 }
 
-CALLER_ENTRY(memalign, memalign_entered, rdx);
+CALLER_ENTRY(memalign, memalign_entered, 2);
 ENTERED void *memalign_entered(size_t alignment, size_t size, const struct backtrace_caller *caller)
 {
     return through_memalign_hook(alignment, size, caller);
 }
 
-CALLER_ENTRY(posix_memalign, posix_memalign_entered, rcx);
+CALLER_ENTRY(posix_memalign, posix_memalign_entered, 3);
 ENTERED int posix_memalign_entered(void **out, size_t alignment, size_t size,
                                    const struct backtrace_caller *caller)
 {
@@ -295,7 +295,7 @@ ENTERED int posix_memalign_entered(void **out, size_t alignment, size_t size,
     return 0;
 }
 
-CALLER_ENTRY(aligned_alloc, aligned_alloc_entered, rdx);
+CALLER_ENTRY(aligned_alloc, aligned_alloc_entered, 2);
 ENTERED void *aligned_alloc_entered(size_t alignment, size_t size,
                                     const struct backtrace_caller *caller)
 {
@@ -306,13 +306,13 @@ ENTERED void *aligned_alloc_entered(size_t alignment, size_t size,
     return through_memalign_hook(alignment, size, caller);
 }
 
-CALLER_ENTRY(valloc, valloc_entered, rsi);
+CALLER_ENTRY(valloc, valloc_entered, 1);
 ENTERED void *valloc_entered(size_t size, const struct backtrace_caller *caller)
 {
     return through_memalign_hook((size_t)sysconf(_SC_PAGESIZE), size, caller);
 }
 
-CALLER_ENTRY(pvalloc, pvalloc_entered, rsi);
+CALLER_ENTRY(pvalloc, pvalloc_entered, 1);
 ENTERED void *pvalloc_entered(size_t size, const struct backtrace_caller *caller)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);

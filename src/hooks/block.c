@@ -3,7 +3,8 @@
  * the block's). */
 #include "block.h"
 
-#include <emmintrin.h>
+#include "block_scan.h"
+
 #include <string.h>
 
 void block_layout_init(struct block_layout *layout, size_t guard, uint32_t secret)
@@ -151,7 +152,7 @@ static uint64_t load_word(const unsigned char *bytes)
     return word;
 }
 
-/* 64 bytes at a time with SSE2 (x86_64's baseline), unaligned loads, the
+/* 64 bytes at a time with the architecture's vectors (block_scan.h), the
  * tail as one overlapping load: a freed block's fill is checked at every
  * eviction and both guards at every free and eviction, the hook layer's
  * byte work (5-8% of the samples on churn with 8-byte words). Reads only
@@ -159,7 +160,6 @@ static uint64_t load_word(const unsigned char *bytes)
 static int first_difference(const unsigned char *bytes, size_t count, int pattern, size_t *at)
 {
     unsigned char byte = (unsigned char)pattern;
-    size_t i = 0;
     if (count < 16) {
         uint64_t wide = 0x0101010101010101u * byte;
         if (count >= 8 && load_word(bytes) == wide && load_word(bytes + count - 8) == wide)
@@ -169,30 +169,9 @@ static int first_difference(const unsigned char *bytes, size_t count, int patter
         *at = first_other(bytes, count, byte);
         return 1;
     }
-    const __m128i want = _mm_set1_epi8((char)byte);
-    for (; i + 64 <= count; i += 64) {
-        const __m128i *p = (const __m128i *)(bytes + i);
-        __m128i x = _mm_or_si128(
-            _mm_or_si128(_mm_xor_si128(_mm_loadu_si128(p), want),
-                         _mm_xor_si128(_mm_loadu_si128(p + 1), want)),
-            _mm_or_si128(_mm_xor_si128(_mm_loadu_si128(p + 2), want),
-                         _mm_xor_si128(_mm_loadu_si128(p + 3), want)));
-        if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_setzero_si128())) != 0xffff)
-            goto differs;
-    }
-    for (; i + 16 <= count; i += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(bytes + i));
-        if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, want)) != 0xffff)
-            goto differs;
-    }
-    if (i < count) {
-        i = count - 16; /* the last 16, overlapping what was checked */
-        __m128i x = _mm_loadu_si128((const __m128i *)(bytes + i));
-        if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, want)) != 0xffff)
-            goto differs;
-    }
-    return 0;
-differs:
+    size_t i = block_scan_wide(bytes, count, byte);
+    if (i == BLOCK_SCAN_HOLDS)
+        return 0;
     /* The first differing byte is in [i, i + 64): bytes before i hold. */
     *at = i + first_other(bytes + i, count - i, byte);
     return 1;

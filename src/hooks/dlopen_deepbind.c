@@ -60,10 +60,14 @@ static void warn_dropped(const char *file)
     fd_write_all(STDERR_FILENO, tail, sizeof tail - 1);
 }
 
-/* Where dlopen goes on, with the flag dropped from *MODE if need be. */
+/* Where dlopen goes on, with the flag dropped from its saved mode (its
+ * second argument) if need be. */
 __attribute__((used, visibility("hidden")))
-void *deepbind_route(const char *file, int *mode)
+void *deepbind_route(struct jump_entry_call *call, int which)
 {
+    (void)which;
+    const char *file = (const char *)call->arguments[0];
+    int mode = (int)call->arguments[1];
     dlopen_function *next = atomic_load_explicit(&next_dlopen, memory_order_acquire);
     if (next == NULL) {
         next = find_next_dlopen();
@@ -71,9 +75,9 @@ void *deepbind_route(const char *file, int *mode)
             return NULL;
         atomic_store_explicit(&next_dlopen, next, memory_order_release);
     }
-    if ((*mode & RTLD_DEEPBIND) && heap_ready()) {
+    if ((mode & RTLD_DEEPBIND) && heap_ready()) {
         warn_dropped(file != NULL ? file : "(null)");
-        *mode &= ~RTLD_DEEPBIND;
+        call->arguments[1] = (unsigned)(mode & ~RTLD_DEEPBIND);
     }
     return (void *)next;
 }
@@ -88,5 +92,5 @@ void *deepbind_unavailable(void)
  * core's, then glibc's) sees the caller's return address as its own:
  * glibc searches a bare name along its caller's RUNPATH and reads $ORIGIN
  * as its caller's directory (jump_entry.h). deepbind_route gets the mode
- * where the entry saved it, 8(%rsp), and may change it there. */
-JUMP_ENTRY(dlopen, "    leaq 8(%rsp), %rsi\n", deepbind_route, deepbind_unavailable);
+ * where the entry saved it, and may change it there. */
+JUMP_ENTRY(dlopen, deepbind_route, 0, deepbind_unavailable);

@@ -1,15 +1,35 @@
 /* guard_fault.c: a fault in the guard pool, as a heap error found at the
- * access. World: signal-safe (the fatal handler's heap section). */
+ * access: the kind from the slot the address is in, READ or WRITE and the
+ * access's size from the fault (src/fatal/fault_access.c: the page-fault
+ * code and the faulting instruction; the hooks library links its own
+ * copy), the access stack from the fault's context without the hooks
+ * library's frames, and the block's stacks from the pool's side table.
+ * The heap report's renderers (heap_report.c) write it: the same order and
+ * SUMMARY line as any other heap error.
+ * World: signal-safe (the fatal handler's crash lead). */
+#define _GNU_SOURCE
 #include "guard_fault.h"
 #include "guard_pool.h"
 #include "heap_report.h"
-#include "../base/json_out.h"
-#include "../base/text_out.h"
+#include "../base/fd_write.h"
 #include "execinfo_ex.h"
 
 #include <signal.h>
+#include <string.h>
+#include <unistd.h>
 
-int guard_fault_facts(uintptr_t address, struct guard_fault *facts)
+int guard_fault_address(int signo, const void *siginfo, uintptr_t *address)
+{
+    const siginfo_t *info = siginfo;
+    if ((signo != SIGSEGV && signo != SIGBUS) || info == NULL || info->si_code <= 0 ||
+        info->si_code == SI_KERNEL)
+        return 0;
+    *address = (uintptr_t)info->si_addr;
+    return 1;
+}
+
+/* The slot's side of the facts; 0 when ADDRESS is no guard's fault. */
+static int slot_facts(uintptr_t address, struct heap_error_facts *facts)
 {
     struct guard_block slot;
     if (!guard_pool_find(address, &slot))
@@ -23,6 +43,7 @@ int guard_fault_facts(uintptr_t address, struct guard_fault *facts)
         facts->kind = address < slot.user ? HEAP_UNDERFLOW : HEAP_OVERFLOW;
     facts->address = address;
     facts->block = slot.user;
+    facts->size_known = 1;
     facts->size = slot.size;
     facts->offset = (long)(address - slot.user);
     facts->alloc_stack = slot.alloc_stack;
@@ -30,76 +51,37 @@ int guard_fault_facts(uintptr_t address, struct guard_fault *facts)
     return 1;
 }
 
-static int fault_address(int signo, const siginfo_t *info, uintptr_t *address)
+/* What the access did and where: the interrupted instruction first. A
+ * fault inside the hooks library (a copy in realloc) is named by the
+ * program's call into it: our frames are dropped, that pc with them. */
+static void access_facts(const void *siginfo, const void *ucontext, struct heap_access *access)
 {
-    if ((signo != SIGSEGV && signo != SIGBUS) || info == NULL || info->si_code <= 0 ||
-        info->si_code == SI_KERNEL)
-        return 0;
-    *address = (uintptr_t)info->si_addr;
-    return 1;
+    fault_access_decode(siginfo, ucontext, &access->what);
+    access->count = backtrace_ucontext(access->frames, HEAP_ACCESS_FRAMES, ucontext);
+    void *pc = access->count > 0 ? access->frames[0] : NULL;
+    access->count = heap_report_drop_own(access->frames, access->count);
+    access->first_is_pc = access->count > 0 && access->frames[0] == pc;
 }
 
-static const char *where(const struct guard_fault *facts)
+int guard_fault_report(int fd, int format, int signo, const void *siginfo, const void *ucontext)
 {
-    if (facts->offset < 0)
-        return " (before its start)\n";
-    return (size_t)facts->offset >= facts->size ? " (past its end)\n" : " (inside it)\n";
-}
-
-static void section_text(int fd, const struct guard_fault *facts)
-{
-    char buffer[256];
-    struct text_out out;
-    text_out_init_fd(&out, fd, buffer, sizeof buffer);
-    text_out_string(&out, "*** execinfo_ex: heap error: ");
-    text_out_string(&out, heap_error_name(facts->kind));
-    text_out_string(&out, " at ");
-    heap_report_hex(&out, facts->address);
-    text_out_string(&out, " (found at the access: a guard page; the access stack is the "
-                          "crash's above)\n*** block ");
-    heap_report_hex(&out, facts->block);
-    text_out_string(&out, " of ");
-    text_out_decimal(&out, facts->size);
-    text_out_string(&out, " bytes; the address is at offset ");
-    heap_report_signed(&out, facts->offset);
-    text_out_string(&out, where(facts));
-    if (facts->free_stack != 0)
-        heap_report_stack(&out, fd, "freed", facts->free_stack);
-    heap_report_stack(&out, fd, "allocated", facts->alloc_stack);
-    text_out_flush(&out);
-}
-
-static void section_json(int fd, const struct guard_fault *facts)
-{
-    char buffer[256];
-    struct text_out out;
-    text_out_init_fd(&out, fd, buffer, sizeof buffer);
-    json_key(&out, "heap_guard_fault", 0);
-    text_out_string(&out, "{\"kind\":\"");
-    text_out_string(&out, heap_error_name(facts->kind));
-    text_out_string(&out, "\",\"found\":\"at the access\",\"address\":");
-    json_hex(&out, facts->address);
-    text_out_string(&out, ",\"block\":");
-    json_hex(&out, facts->block);
-    text_out_string(&out, ",\"size\":");
-    text_out_decimal(&out, facts->size);
-    text_out_string(&out, ",\"offset\":");
-    json_signed(&out, facts->offset);
-    heap_report_json_stack(&out, fd, "free_stack", facts->free_stack);
-    heap_report_json_stack(&out, fd, "alloc_stack", facts->alloc_stack);
-    text_out_char(&out, '}');
-    text_out_flush(&out);
-}
-
-int guard_fault_section(int fd, int format, int signo, const void *siginfo)
-{
+    static struct heap_access access; /* static: an alternate stack is small */
+    struct heap_error_facts facts;
     uintptr_t address;
-    struct guard_fault facts;
-    if (!fault_address(signo, siginfo, &address) || !guard_fault_facts(address, &facts))
+    memset(&facts, 0, sizeof facts);
+    if (!guard_fault_address(signo, siginfo, &address) || !slot_facts(address, &facts))
         return 0;
-    if (format == BACKTRACE_REPORT_JSON)
-        section_json(fd, &facts);
-    else
-        section_text(fd, &facts);
+    access_facts(siginfo, ucontext, &access);
+    facts.access = &access;
+    facts.found = "at the access";
+    facts.pid = (uint32_t)getpid();
+    facts.tid = (uint32_t)gettid();
+    if (format == BACKTRACE_REPORT_JSON) {
+        static const char member[] = ",\"heap_error\":";
+        fd_write_all(fd, member, sizeof member - 1);
+        heap_error_json(fd, &facts);
+    } else {
+        heap_error_text(fd, &facts);
+    }
     return 1;
 }

@@ -1,28 +1,23 @@
-/* guard_fault.h: what a fault in the guard pool says (guard_pages=1): the
- * crash report's heap section leads with it. Signal-safe. */
+/* guard_fault.h: what a fault in the guard pool says (guard_pages=1,
+ * sample=N): the crash report leads with it, as a heap error found at
+ * the access. Signal-safe. */
 #ifndef EXECINFO_EX_GUARD_FAULT_H
 #define EXECINFO_EX_GUARD_FAULT_H
 
 #include <stdint.h>
 
-#include "heap_report.h"
+/* 1 and *ADDRESS for a SIGSEGV or SIGBUS the kernel raised with a fault
+ * address (not SI_KERNEL, a general-protection fault, whose si_addr is
+ * 0); 0 otherwise. Signal-safe. */
+int guard_fault_address(int signo, const void *siginfo, uintptr_t *address);
 
-struct guard_fault {
-    enum heap_error kind;      /* HEAP_OVERFLOW, HEAP_UNDERFLOW, HEAP_USE_AFTER_FREE */
-    uintptr_t address, block;
-    size_t size;
-    long offset;               /* address - block */
-    stack_id alloc_stack, free_stack;
-};
-
-/* 1 and *FACTS when ADDRESS is in a guarded slot's guard page or a freed
- * slot's pages; 0 otherwise. Signal-safe. */
-int guard_fault_facts(uintptr_t address, struct guard_fault *facts);
-
-/* The crash's heap section's first part: for a SIGSEGV or SIGBUS whose
- * address guard_fault_facts knows, the heap error found at the access,
- * its block and stacks, in text or JSON (a "heap_guard_fault" member).
- * Returns 1 when it wrote one. Signal-safe. */
-int guard_fault_section(int fd, int format, int signo, const void *siginfo);
+/* For a fault whose address is in a guarded slot's guard page or in a
+ * freed slot's pages: the heap error found at the access, in the report's
+ * FORMAT (text lines, or a ,"heap_error":{...} member), with the access
+ * (READ or WRITE, its size) and its stack from SIGINFO and UCONTEXT, then
+ * the block's freed-by and allocated-by stacks and the SUMMARY line.
+ * Returns 1 when it wrote one, 0 for any other signal or address.
+ * Signal-safe; one reporting thread at a time (the fatal handler's). */
+int guard_fault_report(int fd, int format, int signo, const void *siginfo, const void *ucontext);
 
 #endif

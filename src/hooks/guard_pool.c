@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "guard_pool.h"
 #include "guard_pool_table.h"
+#include "../base/spin_pause.h"
 
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -14,7 +15,7 @@
 static void lock(void)
 {
     while (atomic_flag_test_and_set_explicit(&pool.lock, memory_order_acquire))
-        __builtin_ia32_pause();
+        spin_pause();
 }
 
 static void unlock(void)

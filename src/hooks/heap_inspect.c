@@ -279,17 +279,6 @@ int backtrace_heap_check(int fd)
     return guard_scan_text(fd, 0);
 }
 
-static int fault_address(int signo, const void *siginfo, uintptr_t *address)
-{
-    const siginfo_t *info = siginfo;
-    /* SI_KERNEL (a general-protection fault) has no address: si_addr is 0. */
-    if ((signo != SIGSEGV && signo != SIGBUS) || info == NULL || info->si_code <= 0 ||
-        info->si_code == SI_KERNEL)
-        return 0;
-    *address = (uintptr_t)info->si_addr;
-    return 1;
-}
-
 /* In a JSON crash report: ,"heap_fault_block":{...}|null,"heap_damaged":[...] */
 static void json_crash_members(int fd, int signo, const void *siginfo, uintptr_t named)
 {
@@ -299,7 +288,7 @@ static void json_crash_members(int fd, int signo, const void *siginfo, uintptr_t
     json_key(&out, "heap_fault_block", 0);
     struct nearest near = { 0 };
     heap_scan_begin();
-    if (fault_address(signo, siginfo, &near.address))
+    if (guard_fault_address(signo, siginfo, &near.address))
         find_nearest(&near);
     if (near.block != 0) {
         struct block_report report;
@@ -316,21 +305,28 @@ static void json_crash_members(int fd, int signo, const void *siginfo, uintptr_t
     text_out_flush(&out);
 }
 
-/* The block the lead's heap error named, for the guard scan of the same
- * report (set and read by the one reporting thread). */
+/* What the lead wrote, for the heap section of the same report (set and
+ * read by the one reporting thread): the block its heap error named,
+ * which the guard scan then leaves out, and whether it was a guard
+ * page's fault. */
 static uintptr_t lead_named_block;
+static int lead_guard_fault;
 
-/* The crash report's lead (backtrace_set_crash_lead): a heap error held
- * for the abort that follows it comes first, and that abort's own trace,
- * the hooks' frames down to abort(), is left out. Another signal (another
- * thread crashed while the error waited) keeps its trace: it is the
- * program's. */
+/* The crash report's lead (backtrace_set_crash_lead):
+ * - a guard page's fault (guard_pages=1, sample=N) is a heap error found
+ *   at the access: its report, access stack included, comes first, and
+ *   the crash's own trace, the same frames, is left out (nothing twice);
+ * - else a heap error held for the abort that follows it comes first,
+ *   and that abort's own trace, the hooks' frames down to abort(), is
+ *   left out. Another signal (another thread crashed while the error
+ *   waited) keeps its trace: it is the program's. */
 int heap_crash_lead(int fd, int format, int signo, const void *siginfo, const void *ucontext,
                     void *context)
 {
-    (void)siginfo;
-    (void)ucontext;
     (void)context;
+    lead_guard_fault = guard_fault_report(fd, format, signo, siginfo, ucontext);
+    if (lead_guard_fault)
+        return BACKTRACE_LEAD_LEAVE_OUT_TRACE;
     if (!heap.recording)
         return BACKTRACE_LEAD_KEEP_TRACE;
     if (!heap_report_pending(fd, format, signo, &lead_named_block))
@@ -338,20 +334,30 @@ int heap_crash_lead(int fd, int format, int signo, const void *siginfo, const vo
     return signo == SIGABRT ? BACKTRACE_LEAD_LEAVE_OUT_TRACE : BACKTRACE_LEAD_KEEP_TRACE;
 }
 
+/* A guard page's fault, said by the lead or, when the program replaced
+ * our lead with its own, here. */
+static int guard_fault_said(int fd, int format, int signo, const void *siginfo,
+                            const void *ucontext)
+{
+    int said = lead_guard_fault;
+    lead_guard_fault = 0;
+    return said || guard_fault_report(fd, format, signo, siginfo, ucontext);
+}
+
 /* The fatal handler's callback: the block of the fault address and the
  * damaged guards, in the report's format. */
 void heap_crash_section(int fd, int format, int signo, const void *siginfo,
                                const void *ucontext, void *context)
 {
-    (void)ucontext;
     (void)context;
-    /* A guard page's fault leads: the heap error found at the access
-     * (sample=N too, where nothing else is recorded). */
-    int guarded = guard_fault_section(fd, format, signo, siginfo);
+    int guarded = guard_fault_said(fd, format, signo, siginfo, ucontext);
     if (!heap.recording)
-        return;
+        return; /* sample=N: nothing else is recorded */
+    /* A held error the lead did not write (the program replaced our
+     * lead). In JSON not after a guard fault's: one "heap_error" member. */
     uintptr_t named;
-    if (!heap_report_pending(fd, format, signo, &named))
+    if ((guarded && format == BACKTRACE_REPORT_JSON) ||
+        !heap_report_pending(fd, format, signo, &named))
         named = lead_named_block;
     lead_named_block = 0;
     if (format == BACKTRACE_REPORT_JSON) {
@@ -365,7 +371,7 @@ void heap_crash_section(int fd, int format, int signo, const void *siginfo,
     text_out_init_fd(&out, fd, buffer, sizeof buffer);
     if (guarded) {
         /* said above */
-    } else if (fault_address(signo, siginfo, &address)) {
+    } else if (guard_fault_address(signo, siginfo, &address)) {
         text_out_string(&out, "*** heap: the fault address\n");
         text_out_flush(&out);
         if (backtrace_heap_describe((void *)address, fd) == 0) {

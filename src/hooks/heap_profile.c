@@ -1,7 +1,7 @@
 /* heap_profile.c: heap profiles written to a file: at exit (profile=),
  * and now (backtrace_heap_profile).
- * World: normal (the facts are gathered with malloc and libdw, the pprof
- * file is gzipped with zlib).
+ * World: normal (the facts are gathered with malloc, the pprof file is
+ * gzipped with zlib).
  *
  * A profile is written under a temporary name beside PATH and renamed
  * over it when complete, so that a viewer never reads half of one and a

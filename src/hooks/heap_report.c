@@ -67,13 +67,9 @@ void heap_report_hex(struct text_out *out, uintptr_t value)
     text_out_hex(out, value);
 }
 
-/* A stack taken inside the hooks (the one that found an error, or one of
- * an older capture) may hold our own frames; the person reading the
- * report wants the program's. */
-int heap_report_frames(stack_id id, uint32_t *thread, void **frames, int capacity)
+int heap_report_drop_own(void **frames, int count)
 {
-    int count = heap_stack_frames(id, thread, frames, capacity);
-    if (count <= 0 || heap.own_end <= heap.own_start)
+    if (heap.own_end <= heap.own_start)
         return count;
     int kept = 0;
     for (int i = 0; i < count; i++) {
@@ -84,9 +80,18 @@ int heap_report_frames(stack_id id, uint32_t *thread, void **frames, int capacit
     return kept;
 }
 
+/* A stack taken inside the hooks (the one that found an error, or one of
+ * an older capture) may hold our own frames; the person reading the
+ * report wants the program's. */
+int heap_report_frames(stack_id id, uint32_t *thread, void **frames, int capacity)
+{
+    int count = heap_stack_frames(id, thread, frames, capacity);
+    return count <= 0 ? count : heap_report_drop_own(frames, count);
+}
+
 int heap_report_found_at_call(const struct heap_error_facts *facts)
 {
-    return strcmp(facts->found, "at exit") != 0 &&
+    return facts->access == NULL && strcmp(facts->found, "at exit") != 0 &&
            strcmp(facts->found, "at quarantine eviction") != 0;
 }
 
@@ -105,6 +110,22 @@ void heap_report_stack(struct text_out *out, int fd, const char *title, stack_id
     text_out_end_line(out);
     text_out_flush(out);
     backtrace_print_fd(frames, count, 0, fd);
+}
+
+/* "*** access by thread N:" and the access's frames, the faulting
+ * instruction's line looked up exactly. */
+static void text_access_stack(struct text_out *out, int fd, const struct heap_error_facts *facts)
+{
+    const struct heap_access *access = facts->access;
+    if (access->count <= 0)
+        return;
+    text_out_string(out, "*** access by thread ");
+    text_out_decimal(out, facts->tid);
+    text_out_string(out, ":\n");
+    text_out_end_line(out);
+    text_out_flush(out);
+    backtrace_print_fd(access->frames, access->count,
+                       access->first_is_pc ? BACKTRACE_FIRST_IS_PC : 0, fd);
 }
 
 static const char *where_in_block(const struct heap_error_facts *facts)
@@ -132,7 +153,7 @@ static void text_region(struct text_out *out, const struct heap_error_facts *fac
  * check's own stack (the exit path, an unrelated free) would mislead. */
 static void text_found_in_words(struct text_out *out, const struct heap_error_facts *facts)
 {
-    if (facts->access_stack != 0 || heap_report_found_at_call(facts))
+    if (facts->access != NULL || heap_report_found_at_call(facts))
         return;
     if (strcmp(facts->found, "at exit") == 0)
         text_out_string(out, "*** found at exit, by the check of every block: the bad write came "
@@ -177,9 +198,9 @@ void heap_error_text(int fd, const struct heap_error_facts *facts)
     text_out_string(&out, " (found ");
     text_out_string(&out, facts->found);
     text_out_string(&out, ")\n");
-    if (facts->access_what != NULL) {
+    if (facts->access != NULL && fault_access_known(&facts->access->what)) {
         text_out_string(&out, "*** ");
-        text_out_string(&out, facts->access_what);
+        fault_access_text(&out, &facts->access->what);
         text_out_string(&out, "\n");
     }
     text_found_in_words(&out, facts);
@@ -190,8 +211,8 @@ void heap_error_text(int fd, const struct heap_error_facts *facts)
     text_out_string(&out, ", thread ");
     text_out_decimal(&out, facts->tid);
     text_out_string(&out, "\n");
-    if (facts->access_stack != 0) {
-        heap_report_stack(&out, fd, "access", facts->access_stack);
+    if (facts->access != NULL) {
+        text_access_stack(&out, fd, facts);
     } else if (heap_report_found_at_call(facts)) {
         text_out_string(&out, "*** here:\n");
         text_out_end_line(&out);
@@ -226,6 +247,24 @@ void heap_report_json_stack(struct text_out *out, int fd, const char *key, stack
     text_out_string(out, ",\"frames\":");
     text_out_flush(out);
     backtrace_print_fd(frames, count, BACKTRACE_JSON, fd);
+    text_out_char(out, '}');
+}
+
+/* ,"access_stack":{"thread":N,"frames":[...]} or null. */
+static void json_access_stack(struct text_out *out, int fd, const struct heap_error_facts *facts)
+{
+    const struct heap_access *access = facts->access;
+    json_key(out, "access_stack", 0);
+    if (access == NULL || access->count <= 0) {
+        text_out_string(out, "null");
+        return;
+    }
+    text_out_string(out, "{\"thread\":");
+    text_out_decimal(out, facts->tid);
+    text_out_string(out, ",\"frames\":");
+    text_out_flush(out);
+    backtrace_print_fd(access->frames, access->count,
+                       BACKTRACE_JSON | (access->first_is_pc ? BACKTRACE_FIRST_IS_PC : 0), fd);
     text_out_char(out, '}');
 }
 
@@ -272,11 +311,11 @@ void heap_error_json(int fd, const struct heap_error_facts *facts)
     json_key(&out, "tid", 0);
     text_out_decimal(&out, facts->tid);
     json_key(&out, "access", 0);
-    if (facts->access_what != NULL)
-        json_string(&out, facts->access_what);
+    if (facts->access != NULL)
+        fault_access_json(&out, &facts->access->what);
     else
         text_out_string(&out, "null");
-    heap_report_json_stack(&out, fd, "access_stack", facts->access_stack);
+    json_access_stack(&out, fd, facts);
     /* The checker's own stack (the exit path) is no one's: null. */
     heap_report_json_stack(&out, fd, "here",
                            heap_report_found_at_call(facts) ? facts->here : 0);

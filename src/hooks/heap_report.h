@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "stack_depot.h"
+#include "../fatal/fault_access.h"
 
 enum heap_error {
     HEAP_DOUBLE_FREE,
@@ -22,6 +23,19 @@ enum heap_error {
     HEAP_DAMAGED_HEADER,        /* the block's own header overwritten */
 };
 
+/* The bad access itself, where something saw it happen (a guard page's
+ * fault, guard_fault.c): what it did, from the fault's decoding, and its
+ * stack from the fault's context, without the hooks library's frames;
+ * frames[0] is the faulting instruction itself when first_is_pc (0 when
+ * that was one of ours, dropped). */
+#define HEAP_ACCESS_FRAMES 64
+struct heap_access {
+    struct fault_access what;
+    void *frames[HEAP_ACCESS_FRAMES];
+    int count;
+    int first_is_pc;
+};
+
 struct heap_error_facts {
     enum heap_error kind;
     uintptr_t address;          /* what was freed, or where the damage is */
@@ -30,14 +44,12 @@ struct heap_error_facts {
     size_t size;                /* the block's size, if known */
     long offset;                /* address - block (negative: in front) */
     stack_id alloc_stack, free_stack;
-    const char *found;          /* "at free", "at realloc", "at quarantine eviction", "at exit" */
+    const char *found;          /* "at the access", "at free", "at realloc",
+                                   "at quarantine eviction", "at exit" */
     const char *region;         /* not a heap block at all: "stack", "module"; or NULL */
     const char *module;         /* for "module": its path ("" for the main program) */
-    /* The bad access itself, where something saw it happen (a guard
-     * page's fault): its stack, and "READ of size 8" or the like from the
-     * fault's decoding; 0 and NULL when only its damage was found later. */
-    stack_id access_stack;
-    const char *access_what;
+    /* NULL when only the access's damage was found, later. */
+    const struct heap_access *access;
     /* Filled by heap_report_error: */
     stack_id here;              /* the stack that found it */
     uint32_t pid, tid;
@@ -54,6 +66,10 @@ void heap_report_hex(struct text_out *out, uintptr_t value);
 /* The frames of stack ID without this library's own (by its text range,
  * found once at init): no heap report shows the hooks' frames. Signal-safe. */
 int heap_report_frames(stack_id id, uint32_t *thread, void **frames, int capacity);
+
+/* FRAMES[0..COUNT) without this library's own, kept in order; returns how
+ * many are left. Signal-safe. */
+int heap_report_drop_own(void **frames, int count);
 
 /* 1 when the error was found at a call of the program's (free, realloc):
  * the stack that found it is then that call's. 0 for a check at

@@ -2,7 +2,7 @@
  * (dump_signal= with profile=), from a thread of ours that waits on a
  * pipe which the signal's handler (profile_dump_signal.c) writes to.
  * World: normal (pthread_create; the profile is written as at exit, with
- * malloc, libdw and zlib).
+ * malloc and zlib).
  *
  * The thread blocks every signal but the one the every-thread machinery
  * asks threads for their context with (a dump or a crash report names it

@@ -6,8 +6,9 @@
  * World: signal-safe (write, getpid).
  *
  * The profile is handed to normal code rather than written here: it is
- * gzipped (zlib allocates) and named with backtrace_resolve (libdw),
- * neither of which a signal handler may call. */
+ * gzipped (zlib allocates) into memory that grows as it is written, and
+ * its names are copied out of the index by backtrace_resolve into
+ * malloc'd memory: a signal handler may call neither. */
 #define _GNU_SOURCE
 #include "profile_dump.h"
 

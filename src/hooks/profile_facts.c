@@ -1,11 +1,13 @@
 /* profile_facts.c: the heap profile's tables, from the stack counts.
- * World: normal (malloc, qsort_r, dl_iterate_phdr, backtrace_resolve and
- * its libdw).
+ * World: normal (malloc, qsort_r, dl_iterate_phdr, backtrace_resolve).
  *
  * The depot keeps one stack per thread (its first word is the thread);
  * a profile merges equal frames across threads, as heaptrack and pprof
  * show them. Every distinct address is resolved once, with its inlined
- * callers, by backtrace_resolve; a function is one (name, file) pair. */
+ * callers, by backtrace_resolve from the symbol index alone
+ * (BACKTRACE_INDEX_ONLY), as the crash report names frames: libdw would
+ * open every module's debug file (libc's: 15 MiB) at exit, more than a
+ * small program's whole heap. A function is one (name, file) pair. */
 #define _GNU_SOURCE
 #include "profile_facts.h"
 #include "heap.h"
@@ -22,11 +24,14 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The frames of every sample, one after another: return addresses. */
+/* The frames of every sample, one after another: return addresses, then
+ * (make_locations) their location indices in the same places, which
+ * become the profile's sample_locations. */
 struct frame_words {
     uint64_t *words;
     size_t count, capacity;
 };
+_Static_assert(sizeof(uint64_t) == sizeof(size_t), "a frame's word becomes its location index");
 
 static char *own(struct heap_profile *profile, char *text)
 {
@@ -67,6 +72,32 @@ static int add_sample(struct heap_profile *profile, struct frame_words *frames, 
     };
     for (int v = 0; v < PROFILE_VALUES; v++)
         sample->values[v] = (int64_t)values[v];
+    return 0;
+}
+
+/* Room for every sample and frame the first STACKS listed stacks hold,
+ * allocated once: grown by doubling, the frames' table left its smaller
+ * copies behind in fresh pages at exit (pool: 200 KiB of a 6 MiB
+ * program's peak). A stack listed meanwhile waits for the next profile. */
+static int reserve(struct heap_profile *profile, struct frame_words *frames, size_t stacks,
+                   size_t *sample_capacity)
+{
+    size_t depth_total = 0;
+    for (size_t i = 0; i < stacks; i++) {
+        void *addresses[STACK_DEPOT_MAX_FRAMES];
+        uint32_t thread;
+        stack_id stack = stack_counts_stack(i);
+        int depth = stack != 0 ? heap_stack_frames(stack, &thread, addresses,
+                                                   STACK_DEPOT_MAX_FRAMES)
+                               : 0;
+        depth_total += depth > 0 ? (size_t)depth : 0;
+    }
+    profile->samples = malloc((stacks + 1) * sizeof *profile->samples);
+    frames->words = malloc((depth_total + 1) * sizeof *frames->words);
+    if (profile->samples == NULL || frames->words == NULL)
+        return -ENOMEM;
+    *sample_capacity = stacks + 1;
+    frames->capacity = depth_total + 1;
     return 0;
 }
 
@@ -124,43 +155,64 @@ static void settle_peak_and_totals(struct heap_profile *profile)
     }
 }
 
-static int compare_words(const void *a, const void *b)
+/* The slot of return address WORD in a table of location indices (+ 1;
+ * 0: empty), MASK + 1 slots: its own, or the empty one it would take. */
+static size_t location_slot(const struct heap_profile *profile, const size_t *slots, size_t mask,
+                            uint64_t word)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    size_t at = (size_t)((word * 0x9e3779b97f4a7c15u) >> 32) & mask;
+    while (slots[at] != 0 && profile->locations[slots[at] - 1].address + 1 != word)
+        at = (at + 1) & mask;
+    return at;
 }
 
-/* The distinct addresses, sorted, as locations; each sample's frames
- * turned into location indices, in the same places. */
-static int make_locations(struct heap_profile *profile, const struct frame_words *frames)
+/* A table of twice the slots (256 the first), the locations so far in it. */
+static int grow_location_slots(const struct heap_profile *profile, size_t **slots, size_t *mask)
 {
-    uint64_t *sorted = malloc((frames->count + 1) * sizeof *sorted);
-    profile->sample_locations = malloc((frames->count + 1) * sizeof *profile->sample_locations);
-    if (sorted == NULL || profile->sample_locations == NULL) {
-        free(sorted);
+    size_t count = *slots != NULL ? (*mask + 1) * 2 : 256;
+    size_t *grown = calloc(count, sizeof *grown);
+    if (grown == NULL)
         return -ENOMEM;
-    }
-    memcpy(sorted, frames->words, frames->count * sizeof *sorted);
-    qsort(sorted, frames->count, sizeof *sorted, compare_words);
-    size_t distinct = 0;
-    for (size_t i = 0; i < frames->count; i++)
-        if (distinct == 0 || sorted[distinct - 1] != sorted[i])
-            sorted[distinct++] = sorted[i];
-    profile->locations = calloc(distinct + 1, sizeof *profile->locations);
-    if (profile->locations == NULL) {
-        free(sorted);
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < distinct; i++)
-        profile->locations[i].address = sorted[i] - 1; /* the call, not the return */
-    profile->location_count = distinct;
-    for (size_t i = 0; i < frames->count; i++) {
-        const uint64_t *found = bsearch(&frames->words[i], sorted, distinct, sizeof *sorted,
-                                        compare_words);
-        profile->sample_locations[i] = (size_t)(found - sorted);
-    }
-    free(sorted);
+    for (size_t i = 0; i < profile->location_count; i++)
+        grown[location_slot(profile, grown, count - 1, profile->locations[i].address + 1)] = i + 1;
+    free(*slots);
+    *slots = grown;
+    *mask = count - 1;
     return 0;
+}
+
+/* The distinct addresses as locations, in the order first met, found
+ * through a table of their indices (at most half full); each frame's word
+ * turned into its location's index in place. A sorted copy of the frames
+ * and a second table as long cost three times the frames' memory at exit. */
+static int make_locations(struct heap_profile *profile, struct frame_words *frames)
+{
+    size_t *slots = NULL, mask = 0, capacity = 0;
+    int result = grow_location_slots(profile, &slots, &mask);
+    for (size_t i = 0; i < frames->count && result == 0; i++) {
+        if ((profile->location_count + 1) * 2 > mask + 1 &&
+            (result = grow_location_slots(profile, &slots, &mask)) < 0)
+            break;
+        size_t at = location_slot(profile, slots, mask, frames->words[i]);
+        if (slots[at] == 0) {
+            if (array_grow(&profile->locations, &capacity, profile->location_count,
+                           sizeof *profile->locations, 256) < 0) {
+                result = -ENOMEM;
+                break;
+            }
+            /* The call, not the return. */
+            profile->locations[profile->location_count] =
+                (struct profile_location){ .address = frames->words[i] - 1 };
+            slots[at] = ++profile->location_count;
+        }
+        frames->words[i] = slots[at] - 1;
+    }
+    free(slots);
+    if (result == 0) {
+        profile->sample_locations = (size_t *)frames->words;
+        frames->words = NULL;
+    }
+    return result;
 }
 
 static const char *base_name(const char *path)
@@ -205,15 +257,24 @@ static int name_locations(struct heap_profile *profile)
     void **calls = malloc((profile->location_count + 1) * sizeof *calls);
     if (calls == NULL)
         return -ENOMEM;
+    /* The return addresses: backtrace_resolve names each by its call. */
     for (size_t i = 0; i < profile->location_count; i++)
-        calls[i] = (void *)(uintptr_t)profile->locations[i].address;
+        calls[i] = (void *)(uintptr_t)(profile->locations[i].address + 1);
     struct backtrace_frame *frames = NULL;
-    int count = backtrace_resolve(calls, (int)profile->location_count, 0, &frames);
+    int count = backtrace_resolve(calls, (int)profile->location_count, BACKTRACE_INDEX_ONLY,
+                                  &frames);
     free(calls);
     if (count < 0)
         count = 0; /* every location unnamed: the addresses still tell */
     profile->resolved = frames;
-    size_t line_capacity = 0, function_capacity = 0;
+    /* At most one line a frame, and one for a location without a frame:
+     * allocated once (see reserve). */
+    size_t line_capacity = (size_t)count + profile->location_count + 1;
+    size_t function_capacity = line_capacity;
+    profile->lines = malloc(line_capacity * sizeof *profile->lines);
+    profile->functions = malloc(function_capacity * sizeof *profile->functions);
+    if (profile->lines == NULL || profile->functions == NULL)
+        return -ENOMEM;
     int next = 0;
     for (size_t i = 0; i < profile->location_count; i++) {
         struct profile_location *location = &profile->locations[i];
@@ -377,6 +438,8 @@ static int gather(struct heap_profile *profile, struct frame_words *frames)
 {
     size_t capacity = 0;
     size_t stacks = stack_counts_listed();
+    if (reserve(profile, frames, stacks, &capacity) < 0)
+        return -ENOMEM;
     for (size_t i = 0; i < stacks; i++) {
         stack_id stack = stack_counts_stack(i);
         if (stack != 0 && add_sample(profile, frames, stack, &capacity) < 0)

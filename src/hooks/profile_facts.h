@@ -81,9 +81,9 @@ struct heap_profile {
 };
 
 /* Gather the profile of every counted stack now: frames merged across
- * threads, named by backtrace_resolve. Returns 0 or a negative errno
- * (-ENOMEM); PROFILE is then empty and may be freed. World: normal
- * (malloc, libdw); called with the hook layer busy (heap_busy), so that
+ * threads, named by backtrace_resolve from the symbol index alone. Returns
+ * 0 or a negative errno (-ENOMEM); PROFILE is then empty and may be
+ * freed. World: normal (malloc); called with the hook layer busy (heap_busy), so that
  * its own allocations are not counted. */
 int profile_facts_gather(struct heap_profile *profile);
 void profile_facts_free(struct heap_profile *profile);

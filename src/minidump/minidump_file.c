@@ -1,9 +1,10 @@
 /* minidump_file.c: space taken at the end and written by position with
- * pwrite; memory read with process_vm_readv, so that an unmapped page is
- * an error and not a fault.
+ * pwrite; memory read with memory_read (process_vm_readv; a maps lookup
+ * under qemu-user), so that an unmapped page is an error and not a fault.
  * World: signal-safe (raw syscalls; the caller's scratch buffer). */
 #define _GNU_SOURCE
 #include "minidump_file.h"
+#include "../base/memory_read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -124,9 +125,7 @@ int minidump_file_append_string(struct minidump_file *file, const char *text, si
 
 int minidump_read_memory(void *out, uintptr_t address, size_t size)
 {
-    struct iovec local = { out, size }, remote = { (void *)address, size };
-    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-    return got == (ssize_t)size ? 0 : -EFAULT;
+    return memory_read(out, address, size) == (ssize_t)size ? 0 : -EFAULT;
 }
 
 /* Page by page: a page that cannot be read becomes zeros. */

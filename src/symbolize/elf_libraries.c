@@ -11,8 +11,11 @@
  * that loads both libraries once, fills the table and goes on with the
  * call's registers as they were. If either cannot be loaded, every entry
  * returns 0 (NULL): elf_begin, elf_memory, elf_version and dwfl_begin then
- * fail, and no other function is reached. x86_64 only, as src/unwind. */
+ * fail, and no other function is reached. The assembly is one header per
+ * architecture (elf_library_entry.h). */
 #define _GNU_SOURCE
+#include "elf_library_entry.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -37,45 +40,10 @@
     X(55, dwarf_getattrs) X(56, dwarf_formaddr) X(57, dwarf_whatattr)
 #define ELF_LIBRARY_FUNCTION_COUNT 58
 
-/* The entries: NAME jumps through its slot; the resolver of slot I
- * passes I to the common resolver. */
-#define ENTRY(index, name)                                            \
-    __asm__(".text\n"                                                 \
-            ".globl " #name "\n"                                      \
-            ".hidden " #name "\n"                                     \
-            ".type " #name ", @function\n"                            \
-            #name ":\n"                                               \
-            "    jmp *elf_library_slots+8*" #index "(%rip)\n"         \
-            ".size " #name ", .-" #name "\n"                          \
-            "elf_library_resolve_" #index ":\n"                       \
-            "    movl $" #index ", %eax\n"                            \
-            "    jmp elf_library_resolve\n");
-ELF_LIBRARY_FUNCTIONS(ENTRY)
-
-/* Saves the six argument registers and the slot number (7 pushes: the
- * stack is then 16-byte aligned for the call), loads, restores, jumps. */
-__asm__(".text\n"
-        "elf_library_resolve:\n"
-        "    pushq %rdi\n"
-        "    pushq %rsi\n"
-        "    pushq %rdx\n"
-        "    pushq %rcx\n"
-        "    pushq %r8\n"
-        "    pushq %r9\n"
-        "    pushq %rax\n"
-        "    call elf_libraries_load\n"
-        "    popq %rax\n"
-        "    popq %r9\n"
-        "    popq %r8\n"
-        "    popq %rcx\n"
-        "    popq %rdx\n"
-        "    popq %rsi\n"
-        "    popq %rdi\n"
-        "    leaq elf_library_slots(%rip), %r11\n"
-        "    jmp *(%r11,%rax,8)\n"
-        "elf_library_unavailable:\n"
-        "    xorl %eax, %eax\n"
-        "    ret\n");
+/* The entries (elf_library_entry.h): NAME jumps through its slot; the
+ * resolver of slot I passes I to the common resolver. */
+ELF_LIBRARY_FUNCTIONS(ELF_LIBRARY_ENTRY)
+ELF_LIBRARY_RESOLVER
 
 #define RESOLVER_DECLARATION(index, name) extern char elf_library_resolve_##index[];
 ELF_LIBRARY_FUNCTIONS(RESOLVER_DECLARATION)

@@ -434,7 +434,7 @@ void index_statistics(struct index_statistics *out)
         out->modules = snapshot->count;
         out->mapped_bytes = snapshot->mapped_bytes;
         for (size_t i = 0; i < snapshot->count; i++) {
-            const struct module_data *data = snapshot->modules[i].data;
+            const struct module_data *data = index_data_ready(snapshot->modules[i].data);
             if (data == NULL)
                 continue;
             out->symbols += data->symbol_count;
@@ -478,8 +478,10 @@ static void index_at_load(void)
 {
     /* The main thread's stack is not remembered here (it cost a read of
      * /proc/self/maps, 50 us, in every process): its first walk, or the
-     * crash handler's, looks it up when it first reads it (issue 26). */
-    index_refresh(1);
+     * crash handler's, looks it up when it first reads it (issue 26).
+     * Not forced: with handler=1 the install's constructor may have built
+     * it already, and a second build re-read the module list for nothing. */
+    index_refresh(0);
     /* Registered after the build, whose allocations start the hook layer
      * (which registers its own): prepare handlers run last registered
      * first, so build_lock is taken before the hook layer's locks, which a

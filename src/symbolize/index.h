@@ -11,6 +11,8 @@
 
 #include "module_list.h"
 
+struct index_cache_deferred;
+
 struct index_symbol {
     uint64_t start;
     uint64_t size;      /* 0: matches its exact address only (glibc's rule) */
@@ -68,7 +70,26 @@ struct module_data {
     size_t inline_count;
     const struct index_inline_range *inline_ranges;
     size_t inline_range_count;
+    /* Non-NULL: a cache file checked at load by its header, mapped and
+     * checked whole at its first use; the fields above are empty until
+     * then: readers go through index_data_ready. */
+    struct index_cache_deferred *deferred;
+    /* A cache file mapped at its first use, whose contents were not
+     * checked whole (index_cache_deferred.c): readers check each offset
+     * they follow and each name they show (index_string). */
+    int checked_at_use;
 };
+
+/* The string at OFFSET of DATA's strings, or NULL when OFFSET is past
+ * their end or, in data checked at use, the string holds a byte that
+ * module_data.c never stores (a control character). Signal-safe
+ * (lookup.c). */
+const char *index_string(const struct module_data *data, uint32_t offset);
+
+/* DATA as readers may use it: a deferred cache file mapped and checked at
+ * this first use (NULL if it changed since the load), else DATA itself.
+ * Signal-safe (src/symbolize/index_cache_deferred.c). */
+const struct module_data *index_data_ready(const struct module_data *data);
 
 struct index_module {
     uintptr_t bias, start, end;

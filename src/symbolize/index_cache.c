@@ -3,15 +3,19 @@
  * World: normal (open, read, write, rename, readdir, malloc), under the
  * index's build lock.
  *
- * Files are read with pread into private anonymous memory, never mapped:
- * what was checked is then what the signal-safe readers see, whatever
- * happens to the file afterwards (a mapping of it would change with a
- * rewrite of the same inode, and fault with SIGBUS after a truncation).
+ * A file is checked at load by its header (its mtime still the one its
+ * writer stamped, the key's facts, the debug files it came from) and
+ * mapped and checked whole at its first use (index_cache_deferred.c, which
+ * may be the crash handler; issue 26); a file written since its stamp is
+ * mapped and checked whole at load (read_checked). Mapped, not read: files
+ * are never written in place, so a mapping keeps the inode it checked.
  * Files are written to a temporary name and renamed: a reader sees a
  * whole file or none, and processes writing the same entry at once each
  * rename a whole file. */
 #define _GNU_SOURCE
 #include "index_cache.h"
+#include "index_cache_deferred.h"
+#include "index_cache_format.h"
 #include "debug_roots.h"
 #include "file_probes.h"
 #include "module_data.h"
@@ -30,41 +34,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* 3: symbols carry a demangled name's offset, the header says whether
- * names were demangled; the inlined calls and their ranges follow the
- * lines (issue 15). A file of another format is refused. */
-#define CACHE_FORMAT 3
-static const char cache_magic[8] = { 'E', 'X', 'I', 'X', 'I', 'D', 'X', '\n' };
-
-struct cache_header {
-    char magic[8];
-    uint32_t format;
-    uint32_t header_bytes;
-    uint64_t checksum;          /* INDEX_CACHE_CHECKSUM_AT: of every other byte */
-    uint64_t file_bytes;
-    /* what shaped the data */
-    unsigned char builder_id[MODULE_BUILD_ID_MAX];
-    unsigned char build_id[MODULE_BUILD_ID_MAX];
-    uint32_t builder_id_length, build_id_length;
-    uint64_t identity[5];       /* the module file's (device, inode, size, mtime);
-                                   a memory image: its size in [2] */
-    uint32_t with_lines;        /* built with a line budget */
-    uint32_t lines_truncated;   /* the budget ran out */
-    uint32_t with_inlines;      /* the inlined calls were read (inlines=1) */
-    uint32_t demangled;         /* built with demangle=1 */
-    uint64_t line_budget, line_bytes;
-    /* what follows: symbols, lines, inlined calls, their ranges, strings,
-     * the file probes */
-    uint64_t symbol_count, line_count, inline_count, inline_range_count;
-    uint64_t strings_bytes, probes_bytes;
-    uint64_t name_bytes_read;
-};
-
-_Static_assert(offsetof(struct cache_header, checksum) == INDEX_CACHE_CHECKSUM_AT,
-               "the checksum's place is part of the format");
-_Static_assert(sizeof(struct cache_header) % 8 == 0, "the symbols that follow are aligned");
-_Static_assert(sizeof(struct module_data) % 8 == 0, "the header that follows is aligned");
-
 static struct index_cache_statistics statistics;
 static int directory = -1;
 static int prepared, stores_stopped, trimmed_once;
@@ -72,221 +41,73 @@ static uint64_t stored_since_trim;   /* bytes */
 static unsigned char builder_id[MODULE_BUILD_ID_MAX];
 static unsigned builder_id_length;
 static unsigned temporary_serial;
+static uid_t euid;   /* geteuid() at the start of this rebuild */
 
 size_t index_cache_header_bytes(void)
 {
     return sizeof(struct cache_header);
 }
 
-/* ---- checksum and validation (pure) ---- */
-
-static uint64_t mix(const unsigned char *bytes, size_t size, uint64_t lanes[4])
-{
-    const uint64_t k = 0x9e3779b97f4a7c15u;
-    size_t at = 0;
-    for (; at + 32 <= size; at += 32)
-        for (int i = 0; i < 4; i++) {
-            uint64_t word;
-            memcpy(&word, bytes + at + 8 * i, 8);
-            lanes[i] = (lanes[i] ^ word) * k;
-            lanes[i] ^= lanes[i] >> 29;
-        }
-    for (; at < size; at++) {
-        lanes[at & 3] = (lanes[at & 3] ^ bytes[at]) * k;
-        lanes[at & 3] ^= lanes[at & 3] >> 29;
-    }
-    return 0;
-}
-
-uint64_t index_cache_image_checksum(const unsigned char *image, size_t size)
-{
-    uint64_t lanes[4] = { 1, 2, 3, (uint64_t)size };
-    size_t after = INDEX_CACHE_CHECKSUM_AT + 8;
-    mix(image, size < INDEX_CACHE_CHECKSUM_AT ? size : INDEX_CACHE_CHECKSUM_AT, lanes);
-    if (size > after)
-        mix(image + after, size - after, lanes);
-    uint64_t sum = 0;
-    for (int i = 0; i < 4; i++)
-        sum = (sum ^ lanes[i]) * 0xff51afd7ed558ccdu + (uint64_t)i;
-    return sum ^ (sum >> 33);
-}
-
-/* Every byte printable (as module_data.c stores names) or a NUL, the
- * last a NUL: any offset inside then names a whole string. */
-static int strings_valid(const unsigned char *strings, size_t size)
-{
-    if (size == 0)
-        return 1;
-    if (strings[size - 1] != '\0')
-        return 0;
-    for (size_t i = 0; i < size; i++)
-        if ((strings[i] < 0x20 && strings[i] != 0) || strings[i] == 0x7f)
-            return 0;
-    return 1;
-}
-
-/* Both names of every symbol inside the strings (which end in NUL). */
-static int symbols_valid(const struct index_symbol *symbols, size_t count, size_t strings)
-{
-    for (size_t i = 0; i < count; i++) {
-        if (symbols[i].name >= strings || symbols[i].demangled >= strings ||
-            (i > 0 && symbols[i].start < symbols[i - 1].start))
-            return 0;
-    }
-    return 1;
-}
-
-static int lines_valid(const struct index_line *lines, size_t count, size_t strings)
-{
-    for (size_t i = 0; i < count; i++) {
-        if (lines[i].file >= strings || (i > 0 && lines[i].address < lines[i - 1].address))
-            return 0;
-    }
-    return 1;
-}
-
-/* A string offset, or none where NONE_ALLOWED. */
-static int string_valid(uint32_t offset, size_t strings, int none_allowed)
-{
-    return offset < strings || (none_allowed && offset == INDEX_INLINE_NONE);
-}
-
-/* Every name and file inside the strings, every parent before its call
- * (so that a walk up a chain ends). */
-static int inlines_valid(const struct index_inline *inlines, size_t count, size_t strings)
-{
-    for (size_t i = 0; i < count; i++) {
-        if (!string_valid(inlines[i].name, strings, 1) ||
-            !string_valid(inlines[i].call_file, strings, 1) ||
-            (inlines[i].parent != INDEX_INLINE_NONE && inlines[i].parent >= i))
-            return 0;
-    }
-    return 1;
-}
-
-/* Strictly increasing, each naming a call of the file or none. */
-static int inline_ranges_valid(const struct index_inline_range *ranges, size_t count,
-                               size_t inline_count)
-{
-    for (size_t i = 0; i < count; i++) {
-        if ((ranges[i].call != INDEX_INLINE_NONE && ranges[i].call >= inline_count) ||
-            (i > 0 && ranges[i].from <= ranges[i - 1].from))
-            return 0;
-    }
-    return 1;
-}
-
-/* The bytes of the arrays that follow the header. */
-static uint64_t arrays_bytes(const struct cache_header *header)
-{
-    return header->symbol_count * sizeof(struct index_symbol) +
-           header->line_count * sizeof(struct index_line) +
-           header->inline_count * sizeof(struct index_inline) +
-           header->inline_range_count * sizeof(struct index_inline_range);
-}
-
-/* Sizes add up without overflow. */
-static int sizes_valid(const struct cache_header *header, size_t size)
-{
-    const uint64_t most = (uint64_t)1 << 40;
-    if (header->symbol_count > most / sizeof(struct index_symbol) ||
-        header->line_count > most / sizeof(struct index_line) ||
-        header->inline_count > most / sizeof(struct index_inline) ||
-        header->inline_range_count > most / sizeof(struct index_inline_range) ||
-        header->strings_bytes > most || header->probes_bytes > most)
-        return 0;
-    uint64_t total = sizeof *header + arrays_bytes(header) + header->strings_bytes +
-                     header->probes_bytes;
-    return total == size && header->file_bytes == size && header->strings_bytes <= UINT32_MAX &&
-           header->inline_count < INDEX_INLINE_NONE &&
-           (header->strings_bytes > 0 || (header->symbol_count == 0 && header->line_count == 0)) &&
-           (header->with_inlines || (header->inline_count == 0 && header->inline_range_count == 0));
-}
-
-void index_cache_image_arrays(const unsigned char *image, struct index_cache_arrays *out)
-{
-    struct cache_header header;
-    memcpy(&header, image, sizeof header);
-    out->symbols = (const struct index_symbol *)(image + sizeof header);
-    out->symbol_count = header.symbol_count;
-    out->lines = (const struct index_line *)(out->symbols + header.symbol_count);
-    out->line_count = header.line_count;
-    out->inlines = (const struct index_inline *)(out->lines + header.line_count);
-    out->inline_count = header.inline_count;
-    out->inline_ranges = (const struct index_inline_range *)(out->inlines + header.inline_count);
-    out->inline_range_count = header.inline_range_count;
-    out->strings = (const char *)(out->inline_ranges + header.inline_range_count);
-    out->strings_bytes = header.strings_bytes;
-}
+/* ---- validation: the file probes (normal world: stat) ---- */
 
 int index_cache_image_valid(const unsigned char *image, size_t size)
 {
     struct cache_header header;
     struct index_cache_arrays arrays;
-    if (size < sizeof header || ((uintptr_t)image & 7) != 0)
+    if (!index_cache_image_payload_valid(image, size))
         return 0;
     memcpy(&header, image, sizeof header);
-    if (memcmp(header.magic, cache_magic, sizeof cache_magic) != 0 ||
-        header.format != CACHE_FORMAT || header.header_bytes != sizeof header ||
-        header.builder_id_length > MODULE_BUILD_ID_MAX ||
-        header.build_id_length > MODULE_BUILD_ID_MAX || header.with_lines > 1 ||
-        header.lines_truncated > 1 || header.with_inlines > header.with_lines ||
-        header.demangled > 1 ||
-        !sizes_valid(&header, size) ||
-        header.checksum != index_cache_image_checksum(image, size))
-        return 0;
     index_cache_image_arrays(image, &arrays);
-    size_t strings = arrays.strings_bytes;
-    return symbols_valid(arrays.symbols, arrays.symbol_count, strings) &&
-           lines_valid(arrays.lines, arrays.line_count, strings) &&
-           inlines_valid(arrays.inlines, arrays.inline_count, strings) &&
-           inline_ranges_valid(arrays.inline_ranges, arrays.inline_range_count,
-                               arrays.inline_count) &&
-           strings_valid((const unsigned char *)arrays.strings, strings) &&
-           file_probes_well_formed((const unsigned char *)arrays.strings + strings,
+    return file_probes_well_formed((const unsigned char *)arrays.strings + arrays.strings_bytes,
                                    header.probes_bytes);
 }
 
 /* ---- the directory ---- */
 
 /* A directory of ours: not a symlink, owned by this user, nobody else's
- * to read or write. Returns its fd or -1. */
-static int open_directory(const char *path)
+ * to read or write. Made (PARENT first, if given) only when it is not
+ * there: a warm load pays one open (issue 26). Returns its fd or -1. */
+static int open_directory(const char *path, const char *parent)
 {
-    mkdir(path, 0700);
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        if (parent != NULL)
+            mkdir(parent, 0700);
+        mkdir(path, 0700);
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
     struct stat status;
     if (fd < 0)
         return -1;
-    if (fstat(fd, &status) != 0 || !S_ISDIR(status.st_mode) || status.st_uid != geteuid() ||
+    if (fstat(fd, &status) != 0 || !S_ISDIR(status.st_mode) || status.st_uid != euid ||
         (status.st_mode & 077) != 0) {
         close(fd);
         return -1;
     }
+    index_cache_deferred_directory(fd, (uint64_t)status.st_dev, (uint64_t)status.st_ino);
     return fd;
 }
 
 /* $XDG_CACHE_HOME/execinfo_ex, ~/.cache/execinfo_ex, /tmp/execinfo_ex-UID. */
 static int open_default_directory(void)
 {
-    char path[OPTIONS_PATH_MAX + 64];
+    char path[OPTIONS_PATH_MAX + 64], parent[sizeof path];
     const char *base = secure_getenv("XDG_CACHE_HOME");
     const char *home = secure_getenv("HOME");
     int length;
     if (base != NULL && base[0] == '/') {
-        mkdir(base, 0700);
+        snprintf(parent, sizeof parent, "%s", base);
         length = snprintf(path, sizeof path, "%s/execinfo_ex", base);
     } else if (home != NULL && home[0] == '/') {
-        char parent[sizeof path];
-        if (snprintf(parent, sizeof parent, "%s/.cache", home) < (int)sizeof parent)
-            mkdir(parent, 0700);
+        snprintf(parent, sizeof parent, "%s/.cache", home);
         length = snprintf(path, sizeof path, "%s/.cache/execinfo_ex", home);
     } else {
-        length = snprintf(path, sizeof path, "/tmp/execinfo_ex-%u", (unsigned)geteuid());
+        parent[0] = '\0';
+        length = snprintf(path, sizeof path, "/tmp/execinfo_ex-%u", (unsigned)euid);
     }
     if (length <= 0 || (size_t)length >= sizeof path)
         return -1;
-    return open_directory(path);
+    return open_directory(path, parent[0] != '\0' ? parent : NULL);
 }
 
 /* This library's own build-id: data built by other code may differ. */
@@ -304,6 +125,7 @@ static void find_builder(const struct module_list *list)
 
 void index_cache_prepare(const struct options *options, const struct module_list *list)
 {
+    euid = geteuid(); /* once a rebuild, not once a file */
     if (prepared)
         return;
     prepared = 1;
@@ -313,7 +135,7 @@ void index_cache_prepare(const struct options *options, const struct module_list
     find_builder(list);
     if (builder_id_length == 0)
         return;
-    directory = options->index_cache_path[0] != '\0' ? open_directory(options->index_cache_path)
+    directory = options->index_cache_path[0] != '\0' ? open_directory(options->index_cache_path, NULL)
                                                      : open_default_directory();
     statistics.enabled = directory >= 0;
 }
@@ -351,10 +173,10 @@ static int key_of(const struct module_info *module, int line_mode, int demangle,
     char roots[DEBUG_FILE_ROOTS_MAX];
     debug_file_roots(roots, sizeof roots);
     uint64_t lanes[4] = { CACHE_FORMAT, (uint64_t)line_mode, 5 + (uint64_t)(demangle != 0), 7 };
-    mix(builder_id, builder_id_length, lanes);
-    mix((const unsigned char *)key->identity, sizeof key->identity, lanes);
-    mix((const unsigned char *)module->file_path, strlen(module->file_path), lanes);
-    mix((const unsigned char *)roots, strlen(roots), lanes);
+    index_cache_mix(builder_id, builder_id_length, lanes);
+    index_cache_mix((const unsigned char *)key->identity, sizeof key->identity, lanes);
+    index_cache_mix((const unsigned char *)module->file_path, strlen(module->file_path), lanes);
+    index_cache_mix((const unsigned char *)roots, strlen(roots), lanes);
     uint64_t hash = lanes[0] ^ lanes[1] * 3 ^ lanes[2] * 5 ^ lanes[3] * 7;
     static const char digits[] = "0123456789abcdef";
     char *at = key->name;
@@ -369,36 +191,25 @@ static int key_of(const struct module_info *module, int line_mode, int demangle,
     return 0;
 }
 
-/* Whether HEADER was made for MODULE under KEY with LINE_BUDGET, INLINES
- * and DEMANGLE. */
-static int header_fits(const struct cache_header *header, const struct module_info *module,
-                       const struct cache_key *key, size_t line_budget, int inlines,
-                       int demangle)
+/* What a file for MODULE under KEY with LINE_BUDGET, INLINES and DEMANGLE
+ * must have been made for. */
+static void fit_of(const struct module_info *module, const struct cache_key *key,
+                   size_t line_budget, int inlines, int demangle, struct cache_fit *out)
 {
-    if (header->builder_id_length != builder_id_length ||
-        memcmp(header->builder_id, builder_id, builder_id_length) != 0 ||
-        header->build_id_length != module->build_id_length ||
-        memcmp(header->build_id, module->build_id, module->build_id_length) != 0 ||
-        memcmp(header->identity, key->identity, sizeof key->identity) != 0 ||
-        header->with_lines != (line_budget > 0) ||
-        header->with_inlines != (line_budget > 0 && inlines) ||
-        header->demangled != (demangle != 0))
-        return 0;
-    if (line_budget == 0)
-        return 1;
-    /* Whole lines fit any budget as large; cut ones only the same. */
-    return header->lines_truncated ? header->line_budget == line_budget
-                                   : header->line_bytes <= line_budget;
+    memcpy(out->builder_id, builder_id, sizeof out->builder_id);
+    out->builder_id_length = builder_id_length;
+    memcpy(out->build_id, module->build_id, sizeof out->build_id);
+    out->build_id_length = module->build_id_length;
+    memcpy(out->identity, key->identity, sizeof out->identity);
+    out->line_budget = line_budget;
+    out->inlines = inlines;
+    out->demangle = demangle;
 }
 
-/* A file to trust only if it is ours alone: regular, one link, this
- * user's, written by nobody else. */
+/* A file to trust only if it is ours alone (index_cache_status_ours). */
 static int file_is_ours(int fd, struct stat *status)
 {
-    return fstat(fd, status) == 0 && S_ISREG(status->st_mode) && status->st_nlink == 1 &&
-           status->st_uid == geteuid() && (status->st_mode & 022) == 0 &&
-           status->st_size >= (off_t)sizeof(struct cache_header) &&
-           (uint64_t)status->st_size <= INDEX_CACHE_BYTES_MAX;
+    return fstat(fd, status) == 0 && index_cache_status_ours(status, euid);
 }
 
 /* The data read in one rebuild share mappings of at least ARENA_BYTES
@@ -455,10 +266,11 @@ static void arena_give_back(size_t bytes)
  * page cache and fault in 16 at a time. Files are replaced by rename, never
  * written in place (above), so the mapping keeps the inode it checked.
  * Returns the data or NULL. */
-static struct module_data *read_checked(int fd, size_t size, const struct module_info *module,
-                                        const struct cache_key *key, size_t line_budget,
-                                        int inlines, int demangle, size_t *line_bytes)
+static struct module_data *read_checked(int fd, const struct stat *status,
+                                        const struct cache_key *key,
+                                        const struct cache_fit *fit, size_t *line_bytes)
 {
+    size_t size = (size_t)status->st_size;
     void *file = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (file == MAP_FAILED)
         return NULL;
@@ -472,16 +284,25 @@ static struct module_data *read_checked(int fd, size_t size, const struct module
     memcpy(&header, image, sizeof header);
     struct index_cache_arrays arrays;
     index_cache_image_arrays(image, &arrays);
-    if (!header_fits(&header, module, key, line_budget, inlines, demangle) ||
+    if (!index_cache_header_fits(&header, fit) ||
         !file_probes_still_hold((const unsigned char *)arrays.strings + header.strings_bytes,
                                 header.probes_bytes))
         goto refuse;
+    /* Sound: stamped again, so that the next loads leave its check to its
+     * first use (it was written since its writer's stamp, or its stamp
+     * was lost to a copy). */
+    uint64_t stamp = index_cache_stamp(key->name, (int)header.lines_truncated);
+    if (header.stamp_nanoseconds == stamp &&
+        (uint64_t)status->st_mtim.tv_nsec != stamp) {
+        struct timespec times[2] = { { 0, UTIME_OMIT }, { status->st_mtim.tv_sec, (long)stamp } };
+        futimens(fd, times);
+    }
     *data = (struct module_data){ arrays.symbols, arrays.symbol_count, arrays.lines,
                                   arrays.line_count, arrays.strings, sizeof *data + size,
                                   (int)header.lines_truncated, (int)header.demangled,
                                   header.strings_bytes, header.name_bytes_read, 1,
                                   arrays.inlines, arrays.inline_count, arrays.inline_ranges,
-                                  arrays.inline_range_count };
+                                  arrays.inline_range_count, NULL, 0 };
     *line_bytes = header.line_bytes;
     return data;
 refuse:
@@ -489,6 +310,40 @@ refuse:
 unmap:
     munmap(file, size);
     return NULL;
+}
+
+/* The file of KEY (STATUS, from fstatat) taken on its name's facts alone,
+ * its module_data a placeholder for index_cache_deferred_map (issue 26):
+ * only when it is ours and its mtime still has the nanoseconds its writer
+ * stamped for a file whose lines are whole (a file written since, damaged
+ * or cut, is checked whole at once by read_checked), and whole lines would
+ * fit LINE_BUDGET (they are inside the file). Its header, checksum,
+ * offsets, strings and debug files wait for the first use, in whatever
+ * world that comes. Returns the data or NULL. */
+static struct module_data *deferred(const struct stat *status, const struct cache_key *key,
+                                    const struct cache_fit *fit, size_t *line_bytes)
+{
+    if (!index_cache_status_ours(status, euid) ||
+        (uint64_t)status->st_mtim.tv_nsec != index_cache_stamp(key->name, 0) ||
+        (fit->line_budget != 0 && fit->line_budget < (uint64_t)status->st_size))
+        return NULL;
+    /* Kept for the process's life, as the index's cache of module data;
+     * malloc'd, not in the arena: a warm load then maps no arena at all. */
+    struct deferred_module {
+        struct module_data data;
+        struct index_cache_deferred deferred;
+    } *both = calloc(1, sizeof *both);
+    if (both == NULL)
+        return NULL;
+    memcpy(both->deferred.name, key->name, sizeof both->deferred.name);
+    both->deferred.fit = *fit;
+    both->deferred.euid = euid;
+    both->data.in_shared_mapping = 1;   /* never unmapped: readers keep what they mapped */
+    both->data.deferred = &both->deferred;
+    /* At most the file's size: the line budget's account of the modules
+     * that follow is then never more generous than it was at the build. */
+    *line_bytes = fit->line_budget != 0 ? (size_t)status->st_size : 0;
+    return &both->data;
 }
 
 /* The key's part: 0 no lines; else 1, plus 1 with the inlined calls,
@@ -509,20 +364,22 @@ const struct module_data *index_cache_load(const struct module_info *module, siz
     *line_bytes = 0;
     if (key_of(module, line_mode(line_budget, line_flags), demangle, &key) < 0)
         return NULL;
-    int fd = openat(directory, key.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        /* ELOOP: a symlink where our file should be */
-        if (errno == ENOENT)
-            statistics.missed++;
-        else
-            statistics.refused++;
+    struct cache_fit fit;
+    fit_of(module, &key, line_budget, inlines, demangle, &fit);
+    if (fstatat(directory, key.name, &status, AT_SYMLINK_NOFOLLOW) != 0) {
+        statistics.missed++;
         return NULL;
     }
-    struct module_data *data = NULL;
-    if (file_is_ours(fd, &status))
-        data = read_checked(fd, (size_t)status.st_size, module, &key, line_budget, inlines,
-                            demangle, line_bytes);
-    close(fd);
+    struct module_data *data = deferred(&status, &key, &fit, line_bytes);
+    if (data != NULL) {
+        statistics.loaded++;
+        return data;
+    }
+    int fd = openat(directory, key.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0 && file_is_ours(fd, &status))  /* ELOOP: a symlink where our file should be */
+        data = read_checked(fd, &status, &key, &fit, line_bytes);
+    if (fd >= 0)
+        close(fd);
     if (data == NULL) {
         statistics.refused++;
         return NULL;
@@ -549,7 +406,8 @@ static int write_all(int fd, const void *bytes, size_t size)
 /* The whole file, in one malloc'd image (checksummed as a reader will). */
 static unsigned char *image_of(const struct module_info *module, const struct cache_key *key,
                                size_t line_budget, int inlines, const struct module_data *data,
-                               size_t line_bytes, const struct file_probes *probes, size_t *size)
+                               size_t line_bytes, const struct file_probes *probes,
+                               uint64_t stamp, size_t *size)
 {
     size_t symbols = data->symbol_count * sizeof(struct index_symbol);
     size_t lines = data->line_count * sizeof(struct index_line);
@@ -567,7 +425,8 @@ static unsigned char *image_of(const struct module_info *module, const struct ca
         return NULL;
     struct cache_header header;
     memset(&header, 0, sizeof header);
-    memcpy(header.magic, cache_magic, sizeof header.magic);
+    static const char magic[8] = CACHE_MAGIC;
+    memcpy(header.magic, magic, sizeof header.magic);
     header.format = CACHE_FORMAT;
     header.header_bytes = sizeof header;
     header.file_bytes = *size;
@@ -589,6 +448,7 @@ static unsigned char *image_of(const struct module_info *module, const struct ca
     header.strings_bytes = strings;
     header.probes_bytes = probes_bytes;
     header.name_bytes_read = data->name_bytes_read;
+    header.stamp_nanoseconds = stamp;
     unsigned char *at = image;
     memcpy(at, &header, sizeof header);
     memcpy(at += sizeof header, data->symbols, symbols);
@@ -612,9 +472,14 @@ void index_cache_store(const struct module_info *module, size_t line_budget, int
     if (stores_stopped || data == NULL || (probes != NULL && probes->failed) ||
         key_of(module, line_mode(line_budget, line_flags), data->names_demangled, &key) < 0)
         return;
+    /* The mtime's nanoseconds the file gets after its last write: any
+     * write since changes them (deferred). */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t stamp = index_cache_stamp(key.name, data->lines_truncated);
     unsigned char *image =
         image_of(module, &key, line_budget, (line_flags & LINE_INLINES) != 0, data, line_bytes,
-                 probes, &size);
+                 probes, stamp, &size);
     if (image == NULL || size > INDEX_CACHE_BYTES_MAX || !index_cache_image_valid(image, size)) {
         free(image);
         return;
@@ -632,6 +497,9 @@ void index_cache_store(const struct module_info *module, size_t line_budget, int
     int fd = openat(directory, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                     0600);
     int failed = fd < 0 || write_all(fd, image, size) < 0;
+    struct timespec times[2] = { { 0, UTIME_OMIT }, { now.tv_sec, (long)stamp } };
+    if (!failed)
+        futimens(fd, times); /* else the file is checked whole by every load */
     if (fd >= 0 && close(fd) != 0)
         failed = 1;
     if (!failed && renameat(directory, temporary, directory, key.name) != 0)
@@ -734,4 +602,5 @@ void index_cache_finish(void)
 void index_cache_statistics(struct index_cache_statistics *out)
 {
     *out = statistics;
+    out->refused += index_cache_deferred_refused();
 }

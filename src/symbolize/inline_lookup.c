@@ -3,7 +3,9 @@
  * World: signal-safe (binary search over immutable mmap'd arrays).
  *
  * A chain is walked up through parent indexes, each lower than its
- * call's (checked for cached files too), so a walk always ends. */
+ * call's, so a walk always ends: checked here at each step (a cache file
+ * mapped at its first use is not checked whole, index_cache_deferred.c),
+ * as each call a range names and each string. */
 #include "lookup.h"
 
 /* The innermost inlined call at ADDRESS, or INDEX_INLINE_NONE. */
@@ -18,12 +20,21 @@ static uint32_t innermost_call(const struct module_data *data, uint64_t address)
         else
             high = middle;
     }
-    return low == 0 ? INDEX_INLINE_NONE : data->inline_ranges[low - 1].call;
+    uint32_t call = low == 0 ? INDEX_INLINE_NONE : data->inline_ranges[low - 1].call;
+    return call < data->inline_count ? call : INDEX_INLINE_NONE;
 }
 
 static const char *string_at(const struct module_data *data, uint32_t offset)
 {
-    return offset == INDEX_INLINE_NONE ? NULL : data->strings + offset;
+    return offset == INDEX_INLINE_NONE ? NULL : index_string(data, offset);
+}
+
+/* The call CALL sits in, or INDEX_INLINE_NONE (also for a parent that is
+ * not lower than its call). */
+static uint32_t parent_of(const struct module_data *data, uint32_t call)
+{
+    uint32_t parent = data->inlines[call].parent;
+    return parent < call ? parent : INDEX_INLINE_NONE;
 }
 
 /* The call INDEX steps up from the innermost, or INDEX_INLINE_NONE. */
@@ -31,7 +42,7 @@ static uint32_t call_at(const struct frame_location *location, unsigned index)
 {
     uint32_t call = location->inline_call;
     for (unsigned i = 0; i < index && call != INDEX_INLINE_NONE; i++)
-        call = location->inline_data->inlines[call].parent;
+        call = parent_of(location->inline_data, call);
     return call;
 }
 
@@ -48,7 +59,7 @@ void lookup_inline_chain(const struct module_data *data, uint64_t address,
     /* The real frame's line is where the outermost call was made. */
     uint32_t call = location->inline_call;
     for (unsigned depth = 1; depth < LOOKUP_INLINED_MAX; depth++) {
-        uint32_t parent = data->inlines[call].parent;
+        uint32_t parent = parent_of(data, call);
         if (parent == INDEX_INLINE_NONE)
             break;
         call = parent;

@@ -193,10 +193,13 @@ static void *mopen_then_refresh(Lmid_t space, const char *file, int mode)
     return handle;
 }
 
-/* Where the entry of dlopen (WHICH 0) or dlmopen (1) goes on. */
+/* Where the entry of dlopen (WHICH 0: file is its first argument) or
+ * dlmopen (1: its second) goes on. */
 __attribute__((used, visibility("hidden")))
-void *load_watch_route(const char *file, const void *caller, int which)
+void *load_watch_route(const struct jump_entry_call *call, int which)
 {
+    const char *file = (const char *)call->arguments[which == 0 ? 0 : 1];
+    const void *caller = call->return_address;
     int saved = errno;
     void *next = which == 0 ? (void *)find_next_open() : (void *)find_next_mopen();
     void *route = next;
@@ -217,10 +220,8 @@ void *load_watch_unavailable(void)
 /* dlopen(file, mode) and dlmopen(space, file, mode): routed by the file
  * and the caller's return address, then a jump, so that the function
  * jumped to sees the caller's return address as its own (jump_entry.h). */
-JUMP_ENTRY(dlopen, "    movq 24(%rsp), %rsi\n    xorl %edx, %edx\n", load_watch_route,
-           load_watch_unavailable);
-JUMP_ENTRY(dlmopen, "    movq %rsi, %rdi\n    movq 24(%rsp), %rsi\n    movl $1, %edx\n",
-           load_watch_route, load_watch_unavailable);
+JUMP_ENTRY(dlopen, load_watch_route, 0, load_watch_unavailable);
+JUMP_ENTRY(dlmopen, load_watch_route, 1, load_watch_unavailable);
 
 /* An unloaded module must not lend its names to whatever is mapped where
  * it was: the index forgets it as soon as dlclose returns. */

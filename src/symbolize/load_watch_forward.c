@@ -59,9 +59,19 @@ void *load_watch_forward_unavailable(void)
     return NULL;
 }
 
+__attribute__((used, visibility("hidden")))
+void *load_watch_forward_route(const struct jump_entry_call *call, int which)
+{
+    (void)call;
+    return load_watch_core_function(which);
+}
+
 /* dlmopen goes on to the core's (jump_entry.h), so that its entry still
- * finds the caller's return address where it looks for it. */
-JUMP_ENTRY(dlmopen, "    movl $1, %edi\n", load_watch_core_function, load_watch_forward_unavailable);
+ * finds the caller's return address where it looks for it. 0 is MOPEN
+ * (the assembly takes a number; until issue 27 it passed 1, CLOSE, and
+ * sent dlmopen to dlclose). */
+_Static_assert(MOPEN == 0, "JUMP_ENTRY's WHICH below is MOPEN");
+JUMP_ENTRY(dlmopen, load_watch_forward_route, 0, load_watch_forward_unavailable);
 
 __attribute__((visibility("default")))
 int dlclose(void *handle)

@@ -27,6 +27,19 @@ const struct index_module *lookup_module(const struct index_snapshot *snapshot,
     return address < module->end ? module : NULL;
 }
 
+const char *index_string(const struct module_data *data, uint32_t offset)
+{
+    if (offset >= data->name_bytes)
+        return NULL;
+    const char *string = data->strings + offset;
+    /* The strings end with a NUL (checked at the first use), so this
+     * scan ends inside them. */
+    for (const char *at = string; data->checked_at_use && *at != '\0'; at++)
+        if ((unsigned char)*at < 0x20 || *at == 0x7f)
+            return NULL;
+    return string;
+}
+
 static int contains(const struct index_symbol *symbol, uint64_t address)
 {
     if (symbol->size == 0)
@@ -72,7 +85,7 @@ static const struct index_line *find_line(const struct module_data *data, uint64
 static void describe_in_module(const struct index_module *module, uintptr_t address,
                                uintptr_t call_address, int lines, struct frame_location *out)
 {
-    const struct module_data *data = module->data;
+    const struct module_data *data = index_data_ready(module->data);
 
     out->module_path = module->path;
     out->module_bias = module->bias;
@@ -86,15 +99,18 @@ static void describe_in_module(const struct index_module *module, uintptr_t addr
         symbol = find_symbol(data, call_address - module->bias);
     if (symbol == NULL)
         symbol = find_symbol(data, address - module->bias);
-    if (symbol != NULL) {
-        out->function = data->strings + symbol->name;
-        out->function_demangled = data->strings + symbol->demangled;
+    const char *name = symbol != NULL ? index_string(data, symbol->name) : NULL;
+    const char *demangled = symbol != NULL ? index_string(data, symbol->demangled) : NULL;
+    if (name != NULL && demangled != NULL) {
+        out->function = name;
+        out->function_demangled = demangled;
         out->function_address = module->bias + symbol->start;
     }
     if (lines && call_inside) {
         const struct index_line *line = find_line(data, call_address - module->bias);
-        if (line != NULL) {
-            out->file = data->strings + line->file;
+        const char *file = line != NULL ? index_string(data, line->file) : NULL;
+        if (file != NULL) {
+            out->file = file;
             out->line = line->line;
         }
         lookup_inline_chain(data, call_address - module->bias, out);

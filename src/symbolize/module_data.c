@@ -263,7 +263,7 @@ static const struct module_data *pack(const struct gathered *g, int demangle)
     *data = (struct module_data){ symbols, symbol_count, lines, g->lines.count,
                                   strings, bytes, g->lines_truncated, demangle, names, read, 0,
                                   inlines, g->lines.inlines.call_count, ranges,
-                                  g->lines.inlines.segment_count };
+                                  g->lines.inlines.segment_count, NULL, 0 };
     mprotect(map, bytes, PROT_READ);
     return data;
 }

@@ -5,7 +5,11 @@
  * Module, function and offset come from the symbol index, so they agree
  * with backtrace_symbols (the function demangled, as the index stores it);
  * file, line, column and the inline chain come from DWARF through libdwfl,
- * for every module, an inlined function's linkage name demangled here. */
+ * for every module, an inlined function's linkage name demangled here;
+ * or, with BACKTRACE_INDEX_ONLY, from the index's line and inline tables
+ * as the crash report reads them (no libdw: a heap profile written at
+ * exit, issue 24, would otherwise open libc's debug file and double the
+ * process's peak memory). */
 #define _GNU_SOURCE
 #include "execinfo_ex.h"
 #include "debug_file.h"
@@ -167,14 +171,35 @@ static int push_inlined(struct pending *pending, Dwfl_Module *module, Dwarf_Addr
     return result;
 }
 
+/* The index's inlined calls of LOCATION, innermost first, then FRAME with
+ * the line where its function makes the outermost call. */
+static int push_indexed(struct pending *pending, const struct frame_location *location,
+                        struct backtrace_frame *frame)
+{
+    struct inlined_frame inlined;
+    for (unsigned i = 0; lookup_inlined(location, i, &inlined); i++) {
+        struct backtrace_frame call = *frame;
+        call.function = inlined.function;
+        call.offset = 0;
+        call.file = inlined.file;
+        call.line = inlined.line;
+        call.inlined = 1;
+        if (pending_push(pending, &call) < 0)
+            return -ENOMEM;
+    }
+    frame->file = location->file;
+    frame->line = location->line;
+    return pending_push(pending, frame);
+}
+
 static int resolve_one(struct pending *pending, Dwfl *dwfl, const struct index_snapshot *snapshot,
-                       uintptr_t address, int exact, int index)
+                       uintptr_t address, int exact, int index, int index_only)
 {
     struct frame_location location;
     struct backtrace_frame frame;
     Dwarf_Addr pc = exact || address == 0 ? address : address - 1;
 
-    lookup_frame(snapshot, address, (uintptr_t)pc, 0, &location);
+    lookup_frame(snapshot, address, (uintptr_t)pc, index_only, &location);
     if (location.module_path == location.fallback_path) {
         /* That path lives on this stack frame: keep a copy, or no path. */
         location.module_path = pending_own(pending, strdup(location.fallback_path));
@@ -187,6 +212,8 @@ static int resolve_one(struct pending *pending, Dwfl *dwfl, const struct index_s
     frame.function = location.function_demangled;
     frame.offset = location.function ? address - location.function_address
                                      : address - location.module_bias;
+    if (index_only)
+        return push_indexed(pending, &location, &frame);
 
     Dwfl_Module *module = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
     struct source source = source_of(module, pc);
@@ -293,11 +320,13 @@ int backtrace_resolve(void *const *buffer, int size, int flags,
     }
     *frames = NULL;
     backtrace_refresh_index();
-    Dwfl *dwfl = open_self(); /* NULL: no lines, names still from the index */
+    int index_only = (flags & BACKTRACE_INDEX_ONLY) != 0;
+    /* NULL: no lines, names still from the index */
+    Dwfl *dwfl = index_only ? NULL : open_self();
     const struct index_snapshot *snapshot = index_acquire();
     for (int i = 0; i < size && result == 0; i++)
         result = resolve_one(&pending, dwfl, snapshot, (uintptr_t)buffer[i],
-                             i == 0 && (flags & BACKTRACE_FIRST_IS_PC), i);
+                             i == 0 && (flags & BACKTRACE_FIRST_IS_PC), i, index_only);
     if (result == 0 && (*frames = pack(&pending)) == NULL)
         result = -ENOMEM;
     free_pending(&pending);

@@ -38,7 +38,7 @@ static int collect(struct stack_walk *walk, void **buffer, unsigned char *exact,
         } else {
             if (stack_walk_step(walk) <= 0)
                 break;
-            buffer[count] = (void *)walk->registers[CFI_RETURN_ADDRESS];
+            buffer[count] = (void *)walk->registers[CFI_PC];
             stepped_exact = walk->pc_is_exact;
             fresh = 1;
         }
@@ -81,8 +81,7 @@ static int walk_from_here(void **buffer, unsigned char *exact, int size, int ski
     struct stack_walk walk;
     uintptr_t pc, sp, fp;
 
-    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-                     : "=r"(pc), "=r"(sp), "=r"(fp));
+    UNWIND_ARCH_HERE(pc, sp, fp);
     stack_walk_begin(&walk, pc, sp, fp);
     int count = collect(&walk, buffer, exact, size, skip, low, high, memo);
     if (walk.needs_full_walk) {
@@ -166,7 +165,7 @@ static int walk_on(struct stack_walk *walk, const struct memo_registers *r, uint
     walk->no_cache = memo == NULL && stored < 0;
     if (stored > 0) {
         /* After cached steps only these are known, as after any. */
-        walk->known = 1u << CFI_RETURN_ADDRESS | 1u << CFI_RSP | (r->rbp_known ? 1u << CFI_RBP : 0);
+        walk->known = CFI_BIT(CFI_PC) | CFI_BIT(CFI_SP) | (r->rbp_known ? CFI_BIT(CFI_FP) : 0);
         walk->steps = walk->cached_steps = stored;
     }
     return collect(walk, buffer, NULL, size, 0, 0, 0, memo);
@@ -224,12 +223,12 @@ int capture_registers_kinds(void **buffer, unsigned char *exact, int size, uintp
     if (size <= 0 || buffer == NULL)
         return 0;
     stack_walk_begin(&walk, pc, sp, 0);
-    walk.known &= ~(1u << CFI_RBP); /* not shown: a rule that needs it ends the walk */
+    walk.known &= ~CFI_BIT(CFI_FP); /* not shown: a rule that needs it ends the walk */
     walk.no_cache = 1;
     do {
         if (exact != NULL)
             exact[count] = (unsigned char)walk.pc_is_exact;
-        buffer[count++] = (void *)walk.registers[CFI_RETURN_ADDRESS];
+        buffer[count++] = (void *)walk.registers[CFI_PC];
     } while (count < size && stack_walk_step(&walk) > 0);
     errno = saved_errno;
     return count;
@@ -254,7 +253,7 @@ int capture_ucontext_kinds(void **buffer, unsigned char *exact, int size, const 
         do {
             if (exact != NULL)
                 exact[count] = (unsigned char)walk.pc_is_exact;
-            buffer[count++] = (void *)walk.registers[CFI_RETURN_ADDRESS];
+            buffer[count++] = (void *)walk.registers[CFI_PC];
         } while (count < size && stack_walk_step(&walk) > 0);
         if (!walk.needs_full_walk)
             break;
@@ -274,7 +273,7 @@ static int ucontext_with_memo(void **buffer, int size, const void *ucontext,
     for (int no_cache = 0; no_cache < 2; no_cache++) {
         stack_walk_begin_ucontext(&walk, ucontext);
         walk.no_cache = no_cache;
-        buffer[0] = (void *)walk.registers[CFI_RETURN_ADDRESS];
+        buffer[0] = (void *)walk.registers[CFI_PC];
         count = 1;
         if (size > 1)
             count += collect(&walk, buffer + 1, NULL, size - 1, 0, 0, 0, memo);

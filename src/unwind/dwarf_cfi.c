@@ -340,6 +340,9 @@ static int run_extended(struct program *p, uint8_t opcode)
     case 0x15: number = read_uleb(r);
                set_rule(p, number, CFI_VALUE_OFFSET, read_sleb(r) * data_alignment); return 0;
     case 0x16: set_expression(p, read_uleb(r), CFI_VALUE_EXPRESSION); return 0;
+    case 0x2d: return 0; /* AARCH64_negate_ra_state (pac-ret): every return
+                          * address is stripped (unwind_arch_strip); on
+                          * x86-64, GNU_window_save, which has no operand either */
     case 0x2e: read_uleb(r); return 0;                             /* GNU_args_size */
     case 0x2f: number = read_uleb(r);                              /* GNU_negative_offset_extended */
                set_rule(p, number, CFI_OFFSET, -(int64_t)read_uleb(r) * data_alignment); return 0;

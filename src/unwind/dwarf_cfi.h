@@ -5,12 +5,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* DWARF register numbers on x86_64; 16 is the return-address column. */
-#define CFI_REGISTER_COUNT 17
-#define CFI_RBX 3
-#define CFI_RBP 6
-#define CFI_RSP 7
-#define CFI_RETURN_ADDRESS 16
+/* The architecture's DWARF registers: CFI_REGISTER_COUNT slots, CFI_SP,
+ * CFI_FP, CFI_CALLEE_SAVED, the return-address column CFI_RETURN_ADDRESS
+ * and the walk's pc slot CFI_PC (unwind_arch_x86_64.h, unwind_arch_aarch64.h). */
+#include "unwind_arch.h"
+
+/* Bit R of a set of registers (struct stack_walk's known). */
+#define CFI_BIT(r) ((uint64_t)1 << (r))
 
 enum cfi_rule_kind {
     CFI_SAME = 0,        /* unchanged (or never mentioned) */

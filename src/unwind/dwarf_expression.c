@@ -76,7 +76,7 @@ static void step(struct machine *m, struct stack_walk *walk, uint8_t opcode)
     } else if (opcode >= 0x70 && opcode <= 0x80) {          /* breg0..breg16 */
         unsigned number = opcode - 0x70u;
         int64_t offset = sleb(m);
-        if (!(walk->known & (1u << number)))
+        if (!(walk->known & CFI_BIT(number)))
             m->failed = 1;
         push(m, walk->registers[number] + (uintptr_t)offset);
     } else {

@@ -10,7 +10,7 @@
  * outermost frame (_start, a thread's start), whose return address is
  * undefined: every walk that reaches the bottom of a stack ends there. */
 struct simple_rule {
-    uint8_t cfa_register;   /* CFI_RSP or CFI_RBP */
+    uint8_t cfa_register;   /* CFI_SP or CFI_FP */
     uint8_t rbp_saved;      /* 0: rbp unchanged */
     uint8_t outermost;      /* 1: the walk ends here */
     int32_t cfa_offset;

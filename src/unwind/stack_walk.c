@@ -1,10 +1,12 @@
-/* stack_walk.c: walk the stack with DWARF call-frame rules (x86_64).
+/* stack_walk.c: walk the stack with DWARF call-frame rules (what differs
+ * by architecture: stack_walk_arch.h, stack_walk_x86_64.c, stack_walk_aarch64.c).
  * World: signal-safe: no lock, no malloc; every read from the stack is
  * checked against the mapping that holds it (looked up in /proc/self/maps
  * at most a few times a walk, and remembered per thread), so a corrupted
  * stack ends the walk instead of faulting inside a handler. */
 #define _GNU_SOURCE
 #include "stack_walk.h"
+#include "stack_walk_arch.h"
 #include "dwarf_expression.h"
 #include "rule_cache.h"
 #include "../base/maps_reader.h"
@@ -17,8 +19,7 @@
 #include <unistd.h>
 
 #define MAPPING_LOOKUPS_PER_WALK 4
-#define ALL_KNOWN ((1u << CFI_REGISTER_COUNT) - 1)
-#define PC CFI_RETURN_ADDRESS
+#define PC CFI_PC
 
 /* The two stack mappings this thread walked last (its own stack, and an
  * alternate signal stack): most walks need no lookup. */
@@ -32,7 +33,7 @@ static int range_holds(const struct memory_range *range, uintptr_t address, size
 
 static void begin_common(struct stack_walk *walk)
 {
-    uintptr_t sp = walk->registers[CFI_RSP];
+    uintptr_t sp = walk->registers[CFI_SP];
     int here = range_holds(&thread_ranges[1], sp, 1);
 
     walk->pc_is_exact = 1;
@@ -60,9 +61,9 @@ void stack_walk_begin(struct stack_walk *walk, uintptr_t pc, uintptr_t sp, uintp
 {
     memset(walk->registers, 0, sizeof walk->registers);
     walk->registers[PC] = pc;
-    walk->registers[CFI_RSP] = sp;
-    walk->registers[CFI_RBP] = fp;
-    walk->known = 1u << PC | 1u << CFI_RSP | 1u << CFI_RBP;
+    walk->registers[CFI_SP] = sp;
+    walk->registers[CFI_FP] = fp;
+    walk->known = CFI_BIT(PC) | CFI_BIT(CFI_SP) | CFI_BIT(CFI_FP);
     begin_common(walk);
 }
 
@@ -72,31 +73,15 @@ void stack_walk_begin_caller(struct stack_walk *walk, uintptr_t return_address, 
                              uintptr_t rbp, uintptr_t rbx)
 {
     stack_walk_begin(walk, return_address, sp, rbp);
-    walk->registers[CFI_RBX] = rbx;
-    walk->known |= 1u << CFI_RBX;
+    walk->registers[CFI_CALLEE_SAVED] = rbx;
+    walk->known |= CFI_BIT(CFI_CALLEE_SAVED);
     walk->pc_is_exact = 0;
 }
 
-#if defined(__x86_64__)
-/* DWARF register r is gregs[greg_of_dwarf[r]]. */
-static const int greg_of_dwarf[CFI_REGISTER_COUNT] = {
-    REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
-    REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP,
-};
-
-static void load_ucontext(struct stack_walk *walk, const ucontext_t *context)
-{
-    for (int r = 0; r < CFI_REGISTER_COUNT; r++)
-        walk->registers[r] = (uintptr_t)context->uc_mcontext.gregs[greg_of_dwarf[r]];
-    walk->known = ALL_KNOWN;
-}
-#else
-#error "stack_walk.c: only x86_64 is implemented; add the register map of this architecture"
-#endif
 
 void stack_walk_begin_ucontext(struct stack_walk *walk, const void *ucontext)
 {
-    load_ucontext(walk, ucontext);
+    stack_walk_arch_load_ucontext(walk, ucontext);
     begin_common(walk);
 }
 
@@ -177,7 +162,7 @@ static int compute_cfa(struct stack_walk *walk, const struct cfi_frame *frame, u
     if (frame->cfa_is_expression)
         return dwarf_expression_evaluate(walk, cfi_expression(frame, frame->cfa_offset),
                                          frame->cfa_expression_length, 0, 0, cfa);
-    if (frame->cfa_register >= CFI_REGISTER_COUNT || !(walk->known & (1u << frame->cfa_register)))
+    if (frame->cfa_register >= CFI_REGISTER_COUNT || !(walk->known & CFI_BIT(frame->cfa_register)))
         return -EINVAL;
     *cfa = walk->registers[frame->cfa_register] + (uintptr_t)frame->cfa_offset;
     return 0;
@@ -191,7 +176,7 @@ static int recover(struct stack_walk *walk, const struct cfi_frame *frame,
     uintptr_t address;
     switch (rule->kind) {
     case CFI_SAME:
-        if (number == CFI_RSP) { *value = cfa; return 1; } /* the caller's sp is the CFA */
+        if (number == CFI_SP) { *value = cfa; return 1; } /* the caller's sp is the CFA */
         *value = walk->registers[number];
         return (walk->known >> number) & 1u;
     case CFI_UNDEFINED:
@@ -225,10 +210,10 @@ static void remember_outermost(uintptr_t pc, unsigned generation)
 /* The frame's rule in the shape the fast path knows, if it has it. */
 static int simple_rule_of(const struct cfi_frame *frame, struct simple_rule *rule)
 {
-    const struct cfi_rule *ra = &frame->rules[PC], *rbp = &frame->rules[CFI_RBP];
-    const struct cfi_rule *rsp = &frame->rules[CFI_RSP];
+    const struct cfi_rule *ra = &frame->rules[CFI_RETURN_ADDRESS], *rbp = &frame->rules[CFI_FP];
+    const struct cfi_rule *rsp = &frame->rules[CFI_SP];
     if (frame->cfa_is_expression || frame->signal_frame || rsp->kind != CFI_SAME ||
-        (frame->cfa_register != CFI_RSP && frame->cfa_register != CFI_RBP) ||
+        (frame->cfa_register != CFI_SP && frame->cfa_register != CFI_FP) ||
         ra->kind != CFI_OFFSET || (rbp->kind != CFI_SAME && rbp->kind != CFI_OFFSET))
         return 0;
     *rule = (struct simple_rule){ frame->cfa_register, rbp->kind == CFI_OFFSET, 0,
@@ -246,22 +231,23 @@ static void note_step(struct stack_walk *walk, const struct simple_rule *rule)
 
 static int step_with_rule(struct stack_walk *walk, const struct simple_rule *rule)
 {
-    if (rule->outermost || !(walk->known & (1u << rule->cfa_register)))
+    if (rule->outermost || !(walk->known & CFI_BIT(rule->cfa_register)))
         return 0;
     uintptr_t cfa = walk->registers[rule->cfa_register] + (uintptr_t)(intptr_t)rule->cfa_offset;
-    uintptr_t pc, rbp = walk->registers[CFI_RBP];
+    uintptr_t pc, rbp = walk->registers[CFI_FP];
     if (stack_walk_read_fast(walk, cfa + (uintptr_t)(intptr_t)rule->ra_offset, &pc) < 0)
         return 0;
+    pc = unwind_arch_strip(pc);
     if (rule->rbp_saved &&
         stack_walk_read_fast(walk, cfa + (uintptr_t)(intptr_t)rule->rbp_offset, &rbp) < 0)
         return 0;
-    if (cfa <= walk->registers[CFI_RSP] || pc == 0)
+    if (cfa <= walk->registers[CFI_SP] || pc == 0)
         return 0; /* a stack must grow towards its base */
-    int rbp_known = rule->rbp_saved || (walk->known & (1u << CFI_RBP));
+    int rbp_known = rule->rbp_saved || (walk->known & CFI_BIT(CFI_FP));
     walk->registers[PC] = pc;
-    walk->registers[CFI_RSP] = cfa;
-    walk->registers[CFI_RBP] = rbp;
-    walk->known = 1u << PC | 1u << CFI_RSP | (rbp_known ? 1u << CFI_RBP : 0);
+    walk->registers[CFI_SP] = cfa;
+    walk->registers[CFI_FP] = rbp;
+    walk->known = CFI_BIT(PC) | CFI_BIT(CFI_SP) | (rbp_known ? CFI_BIT(CFI_FP) : 0);
     walk->pc_is_exact = 0;
     walk->cached_steps++;
     note_step(walk, rule);
@@ -272,29 +258,37 @@ static int step_with_frame(struct stack_walk *walk, uintptr_t lookup_pc,
                            const struct cfi_frame *frame, unsigned generation)
 {
     uintptr_t cfa, next[CFI_REGISTER_COUNT];
-    uint32_t known = 0;
+    uint64_t known = 0;
 
     if (compute_cfa(walk, frame, &cfa) < 0) {
         walk->needs_full_walk = walk->cached_steps > 0;
         return 0;
     }
     for (int r = 0; r < CFI_REGISTER_COUNT; r++) {
-        int got = recover(walk, frame, &frame->rules[r], r, cfa, &next[r]);
-        if (got < 0 && (r == PC || r == CFI_RSP))
+        /* The caller's pc is what the return-address column holds (on
+         * x86-64 the same slot; on aarch64 x30's). */
+        int source = r == PC ? CFI_RETURN_ADDRESS : r;
+        int got = recover(walk, frame, &frame->rules[source], source, cfa, &next[r]);
+        if (got < 0 && (r == PC || r == CFI_SP))
             return 0;
         if (got > 0)
-            known |= 1u << r;
+            known |= CFI_BIT(r);
     }
-    if (!(known & (1u << PC))) {
-        if (frame->rules[PC].kind == CFI_UNDEFINED)
+    if (!(known & CFI_BIT(PC))) {
+        if (frame->rules[CFI_RETURN_ADDRESS].kind == CFI_UNDEFINED)
             remember_outermost(lookup_pc, generation);
         return 0; /* undefined return address: the outermost frame */
     }
+    next[PC] = unwind_arch_strip(next[PC]);
     /* A return address of 0 ends the stack; an interrupted pc of 0 is a
      * call through a NULL pointer, which the next step recovers from. */
     if (next[PC] == 0 && !frame->signal_frame)
         return 0;
-    if (!frame->signal_frame && next[CFI_RSP] <= walk->registers[CFI_RSP])
+    /* A stack grows towards its base; a leaf function without a frame
+     * (aarch64: CFA = sp, the return address in x30) keeps sp, which only
+     * an interrupted (exact) pc may be in. */
+    if (!frame->signal_frame && (next[CFI_SP] < walk->registers[CFI_SP] ||
+                                 (next[CFI_SP] == walk->registers[CFI_SP] && !walk->pc_is_exact)))
         return 0;
     /* Keep the rule for next time if it has the shape the fast path knows. */
     struct simple_rule rule;
@@ -305,29 +299,9 @@ static int step_with_frame(struct stack_walk *walk, uintptr_t lookup_pc,
     memcpy(walk->registers, next, sizeof next);
     walk->known = known;
     if (frame->signal_frame)
-        walk->crossed_sp = next[CFI_RSP];
+        walk->crossed_sp = next[CFI_SP];
     /* After a signal frame the pc is the interrupted instruction itself. */
     walk->pc_is_exact = frame->signal_frame;
-    return 1;
-}
-
-/* A call through a bad pointer faults at an address with no code: the
- * return address the call pushed is still on top of the stack. Tried for
- * an exact pc only (where a walk starts, or after a signal frame): a
- * return address with no code is a broken stack, not a bad call. */
-static int step_out_of_a_bad_call(struct stack_walk *walk)
-{
-    struct dl_find_object object;
-    uintptr_t sp = walk->registers[CFI_RSP], pc;
-    if (!(walk->known & (1u << CFI_RSP)) ||
-        _dl_find_object((void *)walk->registers[PC], &object) == 0 ||
-        stack_walk_read(walk, sp, &pc) < 0 || pc == 0)
-        return 0;
-    walk->registers[PC] = pc;
-    walk->registers[CFI_RSP] = sp + sizeof(uintptr_t);
-    walk->known &= 1u << PC | 1u << CFI_RSP | 1u << CFI_RBP;
-    walk->pc_is_exact = 0;
-    note_step(walk, NULL);
     return 1;
 }
 
@@ -344,7 +318,7 @@ static int step_once(struct stack_walk *walk)
         return step_with_rule(walk, &rule);
     unsigned generation = rule_cache_generation();
     if (cfi_find_frame(lookup_pc, &frame) < 0)
-        return walk->pc_is_exact ? step_out_of_a_bad_call(walk) : 0;
+        return stack_walk_arch_step_without_cfi(walk);
     return step_with_frame(walk, lookup_pc, &frame, generation);
 }
 

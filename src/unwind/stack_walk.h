@@ -13,7 +13,7 @@ struct memory_range {
 
 struct stack_walk {
     uintptr_t registers[CFI_REGISTER_COUNT];  /* [16] is the pc */
-    uint32_t known;                           /* bit r: registers[r] is valid */
+    uint64_t known;                           /* bit r: registers[r] is valid */
     int pc_is_exact;       /* the pc is an interrupted instruction, not a return address */
     /* Where reads are known to be safe: [0] the stack the walk started on,
      * [1] the one it crossed into (from a signal handler's alternate stack). */

@@ -32,7 +32,7 @@
 /* Slot 0 holds the header; its first word, where a rule has its key, is
  * no key (bit 62 is set in no user address and in no EXACT_KEY one). */
 #define MEMO_HEADER_KEY (((uint64_t)1 << 62) | 0x6f6d656du) /* "memo" */
-#define PC CFI_RETURN_ADDRESS
+#define PC CFI_PC
 #define RULE_RBP_BASED 1u         /* the CFA is rbp + offset, else rsp + offset */
 #define RULE_RBP_SAVED 2u
 #define RULE_OUTERMOST 4u         /* the walk ends here (its return address is undefined) */
@@ -154,7 +154,7 @@ void walk_memo_begin(struct memo_pass *pass, struct backtrace_memo *memo)
 static int plain_shape(const struct simple_rule *rule)
 {
     int32_t cfa = rule->cfa_offset;
-    return rule->cfa_register != CFI_RBP && !rule->outermost && cfa > 0 && cfa % 8 == 0 &&
+    return rule->cfa_register != CFI_FP && !rule->outermost && cfa > 0 && cfa % 8 == 0 &&
            rule->ra_offset % 8 == 0 && rule->ra_offset <= -8 && rule->ra_offset >= -cfa &&
            (!rule->rbp_saved ||
             (rule->rbp_offset % 8 == 0 && rule->rbp_offset <= -8 && rule->rbp_offset >= -cfa));
@@ -173,7 +173,7 @@ static void remember(struct memo_layout *layout, uintptr_t key, const struct sim
     slot->cfa_offset = rule->cfa_offset;
     slot->ra_offset = (int8_t)rule->ra_offset;
     slot->rbp_offset = (int16_t)rule->rbp_offset;
-    slot->flags = (rule->cfa_register == CFI_RBP ? RULE_RBP_BASED : 0) |
+    slot->flags = (rule->cfa_register == CFI_FP ? RULE_RBP_BASED : 0) |
                   (rule->rbp_saved ? RULE_RBP_SAVED : 0) | (rule->outermost ? RULE_OUTERMOST : 0);
     if (!plain_shape(rule))
         slot->flags |= RULE_GENERAL;
@@ -220,7 +220,7 @@ replay(const struct memo_layout *layout, struct memo_registers *r, uintptr_t key
             cfa = sp + (uintptr_t)(intptr_t)rule->cfa_offset;
             if (cfa - cfa_low > span)
                 break;
-            next_pc = *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)rule->ra_offset);
+            next_pc = unwind_arch_strip(*(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)rule->ra_offset));
             if (next_pc == 0)
                 break;
             if (flags & RULE_RBP_SAVED) {
@@ -238,7 +238,7 @@ replay(const struct memo_layout *layout, struct memo_registers *r, uintptr_t key
             uintptr_t at = cfa + (uintptr_t)(intptr_t)rule->ra_offset;
             if (at - low > span || (at & 7) != 0 || cfa <= sp || (cfa & 7) != 0)
                 break;
-            next_pc = *(const uintptr_t *)at;
+            next_pc = unwind_arch_strip(*(const uintptr_t *)at);
             if (next_pc == 0)
                 break;
             if (flags & RULE_RBP_SAVED) {
@@ -281,17 +281,17 @@ static int run_known(struct memo_layout *layout, struct stack_walk *walk, void *
     uintptr_t low, span;
     readable_words(walk->readable[0], &low, &span);
     struct memo_registers r = {
-        .pc = walk->registers[PC], .sp = walk->registers[CFI_RSP],
-        .rbp = walk->registers[CFI_RBP], .rbp_known = (walk->known >> CFI_RBP) & 1,
+        .pc = walk->registers[PC], .sp = walk->registers[CFI_SP],
+        .rbp = walk->registers[CFI_FP], .rbp_known = (walk->known >> CFI_FP) & 1,
     };
     uintptr_t key = walk->pc_is_exact ? r.pc | EXACT_KEY : r.pc;
     int stored = replay(layout, &r, key, low, span, buffer, size);
     *ended = r.ended;
     if (stored > 0) {
         walk->registers[PC] = r.pc;
-        walk->registers[CFI_RSP] = r.sp;
-        walk->registers[CFI_RBP] = r.rbp;
-        walk->known = 1u << PC | 1u << CFI_RSP | (r.rbp_known ? 1u << CFI_RBP : 0);
+        walk->registers[CFI_SP] = r.sp;
+        walk->registers[CFI_FP] = r.rbp;
+        walk->known = CFI_BIT(PC) | CFI_BIT(CFI_SP) | (r.rbp_known ? CFI_BIT(CFI_FP) : 0);
         walk->pc_is_exact = 0;
         walk->steps += stored;
         walk->cached_steps += stored;

@@ -12,13 +12,16 @@ import json
 import re
 import sys
 
-FRAME_FUNCTION = re.compile(r"\(([^+()]+)\+0x")
+# "(name+0x1a)", or "(name+0)" at its first byte (a fault's pc).
+FRAME_FUNCTION = re.compile(r"\(([^+()]+)\+0(?:x|\))")
 
 
 def text_facts(text):
     facts = {"heap_error": None, "fault_block": None, "damaged": []}
     record, stack_key = None, None
     for line in text.split("\n"):
+        if stack_key is not None and line.startswith("    inlined: "):
+            continue  # the inlined calls inside the frame that follows
         if stack_key is not None and not line.startswith("***"):
             match = FRAME_FUNCTION.search(line)
             record[stack_key] = match.group(1) if match else None
@@ -28,8 +31,14 @@ def text_facts(text):
         m = re.match(r"\*\*\* execinfo_ex: heap error: (\S+) at 0x[0-9a-f]+ \(found (.+)\)$", line)
         if m:
             record = {"kind": m.group(1), "found": m.group(2), "size": None, "offset": None,
-                      "region": None, "here": None, "allocated": None, "freed": None}
+                      "region": None, "access": None, "access_stack": None, "here": None,
+                      "allocated": None, "freed": None}
             facts["heap_error"] = record
+            continue
+        m = re.match(r"\*\*\* (READ|WRITE|EXECUTE|access)(?: of (?:size (\d+)|unknown size))?$", line)
+        if m and record is facts["heap_error"] and record is not None:
+            record["access"] = {"direction": None if m.group(1) == "access" else m.group(1),
+                                "size": int(m.group(2)) if m.group(2) else None}
             continue
         m = re.match(r"\*\*\* block 0x[0-9a-f]+ of (\d+) bytes; the address is at offset (-?\d+)", line)
         if m and record is facts["heap_error"]:
@@ -64,9 +73,9 @@ def text_facts(text):
             continue
         if line.startswith("*** found ") and record is facts["heap_error"]:
             continue  # "found at exit" in words: a line of the error's own
-        m = re.match(r"\*\*\* (here|allocated|freed)( by thread \d+)?:$", line)
+        m = re.match(r"\*\*\* (access|here|allocated|freed)( by thread \d+)?:$", line)
         if m and record is not None:
-            stack_key = m.group(1)
+            stack_key = "access_stack" if m.group(1) == "access" else m.group(1)
             continue
         if line.startswith("***"):
             record = None if not line.startswith("*** pid ") else record
@@ -93,6 +102,8 @@ def json_facts(document):
         facts["heap_error"] = {
             "kind": error["kind"], "found": error["found"], "size": error["size"],
             "offset": error["offset"], "region": error.get("region"),
+            "access": error.get("access"),
+            "access_stack": first_function(error.get("access_stack")),
             "here": first_function(error.get("here")),
             "allocated": first_function(error.get("allocated")),
             "freed": first_function(error.get("freed"))}

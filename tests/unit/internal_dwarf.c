@@ -87,12 +87,12 @@ Test(dwarf_expression, refuses_what_it_cannot_do)
 
 Test(rule_cache, stores_finds_and_forgets)
 {
-    struct simple_rule rule = { .cfa_register = CFI_RBP, .rbp_saved = 1, .cfa_offset = 16,
+    struct simple_rule rule = { .cfa_register = CFI_FP, .rbp_saved = 1, .cfa_offset = 16,
                                 .ra_offset = -8, .rbp_offset = -16 }, found;
     cr_assert_not(rule_cache_find(0x4242, &found));
     rule_cache_store(0x4242, &rule, rule_cache_generation());
     cr_assert(rule_cache_find(0x4242, &found));
-    cr_assert_eq(found.cfa_register, CFI_RBP);
+    cr_assert_eq(found.cfa_register, CFI_FP);
     cr_assert_eq(found.rbp_saved, 1);
     cr_assert_eq(found.cfa_offset, 16);
     cr_assert_eq(found.ra_offset, -8);
@@ -122,7 +122,7 @@ Test(dwarf_cfi, finds_the_rules_of_this_program)
     cr_assert_eq(cfi_find_frame((uintptr_t)plain_function, &frame), 0);
     /* At a function's first instruction: CFA = rsp + 8, return address at CFA - 8. */
     cr_assert_eq(frame.cfa_is_expression, 0);
-    cr_assert_eq(frame.cfa_register, CFI_RSP);
+    cr_assert_eq(frame.cfa_register, CFI_SP);
     cr_assert_eq(frame.cfa_offset, 8);
     cr_assert_eq(frame.rules[CFI_RETURN_ADDRESS].kind, CFI_OFFSET);
     cr_assert_eq(frame.rules[CFI_RETURN_ADDRESS].offset, -8);

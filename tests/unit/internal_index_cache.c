@@ -7,6 +7,7 @@
 #include "symbolize/index_cache.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/personality.h>
@@ -394,6 +395,116 @@ Test(index_cache, the_directory_must_be_ours)
     cr_assert_gt(fresh.stored, 0);
 }
 
+/* ---- a warm load maps no file; the first use maps and checks (issue 26) ---- */
+
+struct first_use {
+    int mapped_at_load, mapped_after;
+    unsigned long long refused;
+    char frame[512];
+};
+
+/* Run cache_first_use on DIRECTORY (its cache) in MODE. */
+static struct first_use run_first_use(const char *directory, const char *mode)
+{
+    static struct child_result result;
+    char program[512], options[256];
+    struct first_use out;
+    snprintf(program, sizeof program, "%s/cache_first_use", tests_dir());
+    cache_option(options, sizeof options, directory, "");
+    snprintf(options_entry, sizeof options_entry, "EXECINFO_EX_OPTIONS=%s", options);
+    char *argv[] = { program, (char *)directory, (char *)mode, NULL };
+    run_program(program, argv, set_options, NULL, &result);
+    assert_exited_with(&result, 0);
+    cr_assert_eq(sscanf(result.output, "mapped_at_load=%d mapped_after=%d refused=%llu frame=%511s",
+                        &out.mapped_at_load, &out.mapped_after, &out.refused, out.frame),
+                 4, "%s", result.output);
+    return out;
+}
+
+Test(index_cache, a_warm_load_maps_no_file_until_the_first_use)
+{
+    char directory[64];
+    fresh_directory(directory, sizeof directory);
+    struct first_use cold = run_first_use(directory, "keep");
+    cr_assert(strstr(cold.frame, "(first_use_probe+0)") != NULL, "%s", cold.frame);
+    struct first_use warm = run_first_use(directory, "keep");
+    cr_assert_eq(warm.mapped_at_load, 0, "no cache file mapped before main");
+    cr_assert_gt(warm.mapped_after, 0, "the program's file mapped by its first lookup");
+    cr_assert_eq(warm.refused, 0);
+    cr_assert_str_eq(warm.frame, cold.frame);
+}
+
+/* Every file written again between the load and the first use: the
+ * first use refuses them (their mtime is not the one checked at load);
+ * the frame keeps its module and offset, and nothing hangs. */
+Test(index_cache, a_file_written_after_the_load_is_refused_at_the_first_use)
+{
+    char directory[64];
+    fresh_directory(directory, sizeof directory);
+    struct first_use cold = run_first_use(directory, "keep");
+    cr_assert(strstr(cold.frame, "(first_use_probe+0)") != NULL, "%s", cold.frame);
+    struct first_use rewritten = run_first_use(directory, "rewrite");
+    cr_assert_eq(rewritten.mapped_at_load, 0);
+    cr_assert_eq(rewritten.mapped_after, 0, "a refused file is unmapped");
+    cr_assert_gt(rewritten.refused, 0);
+    cr_assert(strstr(rewritten.frame, "cache_first_use(+0x") != NULL, "%s", rewritten.frame);
+    /* The next load checks the rewritten files whole, finds them sound,
+     * and names the frame again. */
+    struct first_use after = run_first_use(directory, "keep");
+    cr_assert_str_eq(after.frame, cold.frame);
+}
+
+/* Every offset of every file of DIRECTORY out of bounds and every name
+ * byte a control character, the checksum left wrong, and the mtime put
+ * back as it was: a file damaged under an unchanged stamp, which the
+ * first use does not check whole (index_cache_deferred.c). */
+static void damage_under_the_stamp(const char *directory)
+{
+    char names[64][320];
+    int count = cache_files(directory, names, 64);
+    cr_assert_gt(count, 0);
+    for (int i = 0; i < count; i++) {
+        struct stat before;
+        size_t size;
+        cr_assert_eq(stat(names[i], &before), 0);
+        unsigned char *bytes = read_file(names[i], &size);
+        struct index_cache_arrays arrays;
+        index_cache_image_arrays(bytes, &arrays);
+        struct index_symbol *symbols = (struct index_symbol *)arrays.symbols;
+        for (size_t s = 0; s < arrays.symbol_count; s++)
+            symbols[s].name = symbols[s].demangled = 0xfffffff0u;
+        struct index_line *lines = (struct index_line *)arrays.lines;
+        for (size_t l = 0; l < arrays.line_count; l++)
+            lines[l].file = 0xfffffff0u;
+        struct index_inline *inlines = (struct index_inline *)arrays.inlines;
+        for (size_t c = 0; c < arrays.inline_count; c++)
+            inlines[c].parent = (uint32_t)c;
+        if (arrays.strings_bytes > 1)
+            memset((char *)arrays.strings, 1, arrays.strings_bytes - 1);
+        FILE *file = fopen(names[i], "r+b");
+        cr_assert_not_null(file);
+        cr_assert_eq(fwrite(bytes, 1, size, file), size);
+        cr_assert_eq(fclose(file), 0);
+        free(bytes);
+        struct timespec times[2] = { before.st_atim, before.st_mtim };
+        cr_assert_eq(utimensat(AT_FDCWD, names[i], times, 0), 0);
+    }
+}
+
+/* The readers check each offset they follow: no fault, no name. */
+Test(index_cache, a_file_damaged_under_its_stamp_gives_no_name_and_no_fault)
+{
+    char directory[64];
+    fresh_directory(directory, sizeof directory);
+    struct first_use cold = run_first_use(directory, "keep");
+    cr_assert(strstr(cold.frame, "(first_use_probe+0)") != NULL, "%s", cold.frame);
+    damage_under_the_stamp(directory);
+    struct first_use damaged = run_first_use(directory, "keep");
+    cr_assert_eq(damaged.mapped_at_load, 0, "stamped: not checked at load");
+    cr_assert_gt(damaged.mapped_after, 0);
+    cr_assert(strstr(damaged.frame, "cache_first_use(+0x") != NULL, "%s", damaged.frame);
+}
+
 /* ---- crash reports, with and without the cache ---- */
 
 static char crash_options[512], crash_library[600], crash_preload[600];
@@ -568,6 +679,24 @@ Test(index_cache, a_crash_with_changed_bytes_in_every_file, .timeout = 60)
 Test(index_cache, a_crash_with_every_file_truncated, .timeout = 60)
 {
     damaged_at_the_crash(TRUNCATED);
+}
+
+/* A crash over files damaged under their stamps: the report is whole,
+ * the damaged modules' frames as path(+offset), nothing faults or hangs
+ * (the test's timeout). */
+Test(index_cache, a_crash_with_every_file_damaged_under_its_stamp, .timeout = 60)
+{
+    char directory[64], options[256];
+    static char frames[1 << 14];
+    fresh_directory(directory, sizeof directory);
+    cache_option(options, sizeof options, directory, "");
+    crash_frames(options, frames, sizeof frames);
+    cr_assert(strstr(frames, "fixture_crash_inner") != NULL, "%s", frames);
+    damage_under_the_stamp(directory);
+    crash_frames(options, frames, sizeof frames);
+    cr_assert(strstr(frames, "#0 ") != NULL || strstr(frames, "#0") != NULL, "%s", frames);
+    cr_assert(strstr(frames, "fixture_crash_inner") == NULL, "%s", frames);
+    cr_assert(strstr(frames, "fixture_lib.so(+0x") != NULL, "%s", frames);
 }
 
 /* lines=own, the default: a dlopen'd module built with -g gets its lines

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "support.h"
+#include "test_asm.h"
 #include "crash_helpers.h"
 
 #define HANG_BOUND 20 /* seconds: alarm() in each child */
@@ -286,21 +287,11 @@ Test(edges, an_abort_in_the_chained_handler_gets_its_own_report, .timeout = 30)
 
 /* ---- item 9: called through signal()'s old-handler pointer ---- */
 
-/* HANDLER(SIGNO) with rsi and rdx (a SA_SIGINFO handler's siginfo and
+/* HANDLER(SIGNO) with rsi and rdx, x1 and x2 (a SA_SIGINFO handler's siginfo and
  * ucontext) set to GARBAGE: a tail call, so the handler returns to our
  * caller. What a program's handler that calls the pointer signal()
  * returned leaves in those registers is anything at all. */
-void call_plain_with_garbage(void (*handler)(int), int signo, uintptr_t garbage);
-__asm__(".text\n"
-        ".type call_plain_with_garbage, @function\n"
-        "call_plain_with_garbage:\n"
-        "  .cfi_startproc\n"
-        "  mov %rdi, %rax\n"
-        "  mov %esi, %edi\n"
-        "  mov %rdx, %rsi\n"
-        "  jmp *%rax\n"
-        "  .cfi_endproc\n"
-        ".size call_plain_with_garbage, .-call_plain_with_garbage\n");
+TEST_ASM_CALL_PLAIN_WITH_GARBAGE
 
 static void (*previous_handler)(int);
 static uintptr_t garbage;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "support.h"
+#include "test_asm.h"
 #include "crash_helpers.h"
 
 /* ---- a sent signal the program ignores ---- */
@@ -81,21 +82,7 @@ Test(recovery, a_fault_handled_by_the_program_leaves_the_next_crash_its_report,
 
 /* ---- int3: frame 0 is the breakpoint, not what follows it ---- */
 
-void breakpoint_at_the_end(void);
-void function_after_the_breakpoint(void);
-__asm__(".text\n"
-        ".globl breakpoint_at_the_end\n"
-        ".type breakpoint_at_the_end, @function\n"
-        "breakpoint_at_the_end:\n"
-        "  .cfi_startproc\n"
-        "  int3\n"
-        "  .cfi_endproc\n"
-        ".size breakpoint_at_the_end, .-breakpoint_at_the_end\n"
-        ".globl function_after_the_breakpoint\n"
-        ".type function_after_the_breakpoint, @function\n"
-        "function_after_the_breakpoint:\n"
-        "  ret\n"
-        ".size function_after_the_breakpoint, .-function_after_the_breakpoint\n");
+TEST_ASM_BREAKPOINT
 
 static void hit_breakpoint(void *context)
 {
@@ -110,7 +97,7 @@ Test(recovery, int3_reports_the_breakpoint_as_frame_zero, .timeout = 30)
     run_child(hit_breakpoint, NULL, &result);
     assert_died_by(&result, SIGTRAP);
     const char *out = result.output;
-    cr_assert(strstr(out, "(SIGTRAP), code 128 (SI_KERNEL)"), "%s", out);
+    cr_assert(strstr(out, TEST_BREAKPOINT_HEADLINE), "%s", out);
     const char *first = strstr(out, "#0  ");
     cr_assert_not_null(first, "%s", out);
     const char *end = strchr(first, '\n');

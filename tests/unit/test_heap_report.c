@@ -2,7 +2,9 @@
  * vector write after free, found at exit with the default options, read
  * as ASan's report reads: the headline on line 1, freed by, allocated by,
  * a SUMMARY line, nothing twice, no frame of the hooks library, and the
- * abort the library raised for it without its own trace. */
+ * abort the library raised for it without its own trace. And its read
+ * after free caught by a guard page (guard_pages=1, the other options
+ * the defaults), in the same order with the access stack first. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,12 +27,17 @@ static void prepare(void *context)
     dup2(null, 1);
 }
 
-static void run_vector(const char *options, struct child_result *result)
+static void run_fixture(const char *name, const char *options, struct child_result *result)
 {
     char program[512];
-    snprintf(program, sizeof program, "%s/vector_after_free", getenv("EXECINFO_EX_TESTS"));
+    snprintf(program, sizeof program, "%s/%s", getenv("EXECINFO_EX_TESTS"), name);
     char *argv[] = { program, NULL };
     run_program(program, argv, prepare, (void *)options, result);
+}
+
+static void run_vector(const char *options, struct child_result *result)
+{
+    run_fixture("vector_after_free", options, result);
 }
 
 /* NEEDLE's place in TEXT, asserted found after AFTER. */
@@ -97,4 +104,40 @@ Test(heap_report, the_vector_write_after_free_in_json, .timeout = 60)
     int status = system(command);
     unlink(path);
     cr_assert_eq(status, 0, "%s", result.output);
+}
+
+/* guard_vector.cpp: the read of first.price after push_back freed the
+ * array, on the line its source marks. */
+Test(heap_report, the_vector_read_after_free_at_a_guard_page_reads_in_forty_lines, .timeout = 60)
+{
+    static struct child_result result;
+    run_fixture("guard_vector", "guard_pages=1", &result);
+    assert_died_by(&result, SIGSEGV);
+    const char *text = result.output;
+    cr_assert(strncmp(text, HEADLINE, strlen(HEADLINE)) == 0, "headline not on line 1:\n%s", text);
+    cr_assert(count_lines(text) <= 40, "%d lines:\n%s", count_lines(text), text);
+    int line = marked_line("tests/fixtures/guard_vector.cpp", "@access");
+    cr_assert_gt(line, 0);
+    char access_at[128], summary[256];
+    snprintf(access_at, sizeof access_at, " at tests/fixtures/guard_vector.cpp:%d\n", line);
+    snprintf(summary, sizeof summary,
+             SUMMARY "tests/fixtures/guard_vector.cpp:%d in process(std::vector<Order, "
+                     "std::allocator<Order> >&)\n", line);
+    const char *at = after(text, text, "(found at the access)\n*** READ of size 8\n");
+    at = after(text, at, "*** access by thread ");
+    at = after(text, at, "\n");
+    const char *frame0_end = strchr(at, '\n') + 1;
+    cr_assert(strstr(at, access_at) == frame0_end - strlen(access_at),
+              "the access stack's frame 0 is not the marked line %d:\n%s", line, text);
+    at = after(text, at, "*** freed by thread ");
+    at = after(text, at, "*** allocated by thread ");
+    at = after(text, at, summary);
+    at = after(text, at, "*** end of heap report\n");
+    at = after(text, at, "fatal signal 11 (SIGSEGV)");
+    at = after(text, at, "*** backtrace: left out (the heap error above says where)\n");
+    after(text, at, "*** end of report");
+    cr_assert_null(strstr(text, "libexecinfo_ex_hooks"), "%s", text);
+    cr_assert_eq(count_of(text, "*** access by thread "), 1, "%s", text);
+    cr_assert_eq(count_of(text, "*** freed by thread "), 1, "%s", text);
+    cr_assert_eq(count_of(text, "*** allocated by thread "), 1, "%s", text);
 }

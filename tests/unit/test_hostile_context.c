@@ -7,19 +7,14 @@
 #include <ucontext.h>
 
 #include "support.h"
+#include "test_asm.h"
 
 __attribute__((noinline)) static int some_function(int x)
 {
     return x * 7;
 }
 
-static void fill_context(ucontext_t *context, uintptr_t pc, uintptr_t sp, uintptr_t fp)
-{
-    memset(context, 0, sizeof *context);
-    context->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
-    context->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
-    context->uc_mcontext.gregs[REG_RBP] = (greg_t)fp;
-}
+#define fill_context test_fill_context /* test_asm.h: the pc, sp and frame pointer */
 
 Test(hostile_context, unmapped_stack_pointer_gives_the_pc_only)
 {

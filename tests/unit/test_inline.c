@@ -363,11 +363,12 @@ Test(inline, json_frame_holds_the_inlined_calls, .timeout = 30)
 
 /* The fixture's trace mode: "bias 0x...", print_trace_fd, "--", one
  * capture by backtrace_print_fd, "--", the same by backtrace_resolve
- * ("INDEX INLINED FUNCTION FILE:LINE" a frame). */
+ * ("INDEX INLINED FUNCTION FILE:LINE" a frame), "--", the same by
+ * backtrace_resolve with BACKTRACE_INDEX_ONLY. */
 struct trace_parts {
     struct child_result result;
     unsigned long bias;
-    const char *print_trace, *print_fd, *resolve;
+    const char *print_trace, *print_fd, *resolve, *resolve_index;
 };
 
 static void run_trace(struct trace_parts *parts)
@@ -383,6 +384,9 @@ static void run_trace(struct trace_parts *parts)
     split = strstr(parts->print_fd, "--\n");
     cr_assert_not_null(split, "%s", text);
     parts->resolve = split + 3;
+    split = strstr(parts->resolve, "--\n");
+    cr_assert_not_null(split, "%s", text);
+    parts->resolve_index = split + 3;
 }
 
 /* The frame of compute in a trace part: after trace_here's. */
@@ -409,30 +413,59 @@ Test(inline, print_trace_and_print_fd_chains_equal_addr2line, .timeout = 30)
     compute_chain(parts.print_fd, parts.bias, parts.result.output);
 }
 
-/* backtrace_resolve (libdwfl) gives the chain the index gives. */
-Test(inline, backtrace_resolve_agrees_with_the_index, .timeout = 30)
+/* The frames of index 1 (compute, with its inlined calls) of a resolve
+ * part, from PART up to END (NULL: the end), against the chain
+ * backtrace_print_fd wrote from the index. */
+static void assert_resolved_chain(const struct trace_parts *parts, const char *part,
+                                  const char *end)
 {
-    static struct trace_parts parts;
     struct chain ours;
-    run_trace(&parts);
-    const char *after = parse_text_chain(parts.print_fd, &ours);
+    const char *after = parse_text_chain(parts->print_fd, &ours);
     parse_text_chain(after, &ours);
-    const char *line = parts.resolve;
+    const char *line = part;
     int matched = 0;
-    for (; line != NULL && *line != '\0'; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    for (; line != NULL && *line != '\0' && (end == NULL || line < end);
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
         int index, inlined;
         char function[512], place[1024];
         if (sscanf(line, "%d %d %511s %1023s", &index, &inlined, function, place) != 4 ||
             index != 1)
             continue;
-        cr_assert_lt(matched, ours.count, "%s", parts.result.output);
+        cr_assert_lt(matched, ours.count, "%s", parts->result.output);
         struct chain_frame *frame = &ours.frames[matched];
         char want[1100];
         snprintf(want, sizeof want, "%s:%u", frame->file, frame->line);
-        cr_assert_str_eq(function, frame->function, "%s", parts.result.output);
-        cr_assert_str_eq(place, want, "%s", parts.result.output);
-        cr_assert_eq(inlined, matched < ours.count - 1, "%s", parts.result.output);
+        cr_assert_str_eq(function, frame->function, "%s", parts->result.output);
+        cr_assert_str_eq(place, want, "%s", parts->result.output);
+        cr_assert_eq(inlined, matched < ours.count - 1, "%s", parts->result.output);
         matched++;
     }
-    cr_assert_eq(matched, ours.count, "%s", parts.result.output);
+    cr_assert_eq(matched, ours.count, "%s", parts->result.output);
+}
+
+/* backtrace_resolve (libdwfl) gives the chain the index gives. */
+Test(inline, backtrace_resolve_agrees_with_the_index, .timeout = 30)
+{
+    static struct trace_parts parts;
+    run_trace(&parts);
+    assert_resolved_chain(&parts, parts.resolve, parts.resolve_index);
+}
+
+/* BACKTRACE_INDEX_ONLY reads the same chain out of the index itself; the
+ * index keeps no columns, where libdw gives compute's calls theirs, so a
+ * column would mean that libdw was asked. */
+Test(inline, backtrace_resolve_index_only_gives_the_same_chain, .timeout = 30)
+{
+    static struct trace_parts parts;
+    run_trace(&parts);
+    assert_resolved_chain(&parts, parts.resolve_index, NULL);
+    int frames = 0;
+    for (const char *line = parts.resolve_index; line != NULL && *line != '\0';
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        unsigned column;
+        cr_assert_eq(sscanf(line, "%*d %*d %*s %*s %u", &column), 1, "%s", line);
+        cr_assert_eq(column, 0, "%s", parts.result.output);
+        frames++;
+    }
+    cr_assert_gt(frames, 4, "%s", parts.result.output);
 }

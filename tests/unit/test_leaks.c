@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "support.h"
+#include "test_asm.h"
 
 static char work[256];
 
@@ -1131,8 +1132,8 @@ Test(leaks, symbolizes_a_stripped_pie_from_its_debuglink, .timeout = 60)
 
 Test(leaks, reads_a_real_glibc_mtrace, .timeout = 60)
 {
-    static const char *const debug_libraries[] = { "/lib/x86_64-linux-gnu/libc_malloc_debug.so.0",
-                                                   "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0",
+    static const char *const debug_libraries[] = { "/lib/" TEST_MULTIARCH "/libc_malloc_debug.so.0",
+                                                   "/usr/lib/" TEST_MULTIARCH "/libc_malloc_debug.so.0",
                                                    NULL };
     const char *library = NULL;
     for (int i = 0; debug_libraries[i] != NULL && library == NULL; i++)

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 static char *own(struct heap_profile *profile, char *text)
 {
@@ -72,7 +71,7 @@ static int name_locations(struct heap_profile *profile, const struct heap_snapsh
 }
 
 /* In-use objects and bytes per stack, from the live blocks. */
-static int count_in_use(const struct heap_snapshot *heap, int64_t (*in_use)[2])
+static void count_in_use(const struct heap_snapshot *heap, int64_t (*in_use)[2])
 {
     size_t cursor = 0;
     const struct live_block *block;
@@ -80,7 +79,6 @@ static int count_in_use(const struct heap_snapshot *heap, int64_t (*in_use)[2])
         in_use[block->stack][0]++;
         in_use[block->stack][1] += (int64_t)block->size;
     }
-    return 0;
 }
 
 static void add_sample(struct heap_profile *profile, const struct heap_snapshot *heap,
