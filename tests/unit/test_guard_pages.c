@@ -272,7 +272,7 @@ Test(guard_pages, a_vector_reference_kept_across_push_back_in_json, .timeout = 6
 Test(guard_pages, text_and_json_of_a_guard_fault_carry_the_same_facts, .timeout = 60)
 {
     static const char *const cases[][3] = {
-        { "overflow", "write", "8" }, { "after_free", "read", "sse" },
+        { "overflow", "write", "8" }, { "after_free", "read", "16" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         static struct child_result text, json;
