@@ -426,7 +426,7 @@ Test(index_cache, a_warm_load_maps_no_file_until_the_first_use)
     char directory[64];
     fresh_directory(directory, sizeof directory);
     struct first_use cold = run_first_use(directory, "keep");
-    cr_assert(strstr(cold.frame, "(first_use_probe+0)") != NULL, "%s", cold.frame);
+    cr_assert(strstr(cold.frame, "(first_use_probe+0x0)") != NULL, "%s", cold.frame);
     struct first_use warm = run_first_use(directory, "keep");
     cr_assert_eq(warm.mapped_at_load, 0, "no cache file mapped before main");
     cr_assert_gt(warm.mapped_after, 0, "the program's file mapped by its first lookup");
@@ -442,7 +442,7 @@ Test(index_cache, a_file_written_after_the_load_is_refused_at_the_first_use)
     char directory[64];
     fresh_directory(directory, sizeof directory);
     struct first_use cold = run_first_use(directory, "keep");
-    cr_assert(strstr(cold.frame, "(first_use_probe+0)") != NULL, "%s", cold.frame);
+    cr_assert(strstr(cold.frame, "(first_use_probe+0x0)") != NULL, "%s", cold.frame);
     struct first_use rewritten = run_first_use(directory, "rewrite");
     cr_assert_eq(rewritten.mapped_at_load, 0);
     cr_assert_eq(rewritten.mapped_after, 0, "a refused file is unmapped");
@@ -497,7 +497,7 @@ Test(index_cache, a_file_damaged_under_its_stamp_gives_no_name_and_no_fault)
     char directory[64];
     fresh_directory(directory, sizeof directory);
     struct first_use cold = run_first_use(directory, "keep");
-    cr_assert(strstr(cold.frame, "(first_use_probe+0)") != NULL, "%s", cold.frame);
+    cr_assert(strstr(cold.frame, "(first_use_probe+0x0)") != NULL, "%s", cold.frame);
     damage_under_the_stamp(directory);
     struct first_use damaged = run_first_use(directory, "keep");
     cr_assert_eq(damaged.mapped_at_load, 0, "stamped: not checked at load");
