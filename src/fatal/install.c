@@ -56,6 +56,18 @@ static void note_platform(void)
     fatal_handler_queue_plainly = getauxval(AT_SYSINFO_EHDR) == 0;
 }
 
+/* Field by field, not memcmp: glibc fills only the kernel's 8 bytes of
+ * sa_mask and no padding, so the rest of the struct is whatever was there. */
+static int same_action(const struct sigaction *a, const struct sigaction *b)
+{
+    if (a->sa_sigaction != b->sa_sigaction || a->sa_flags != b->sa_flags)
+        return 0;
+    for (int signo = 1; signo < HANDLER_SIGNALS; signo++)
+        if (sigismember(&a->sa_mask, signo) != sigismember(&b->sa_mask, signo))
+            return 0;
+    return 1;
+}
+
 static void install_signals(uint64_t signals, int dump_signal)
 {
     struct sigaction before[HANDLER_SIGNALS];
@@ -81,7 +93,7 @@ static void install_signals(uint64_t signals, int dump_signal)
         ours.sa_sigaction = signo == dump_signal ? dump_signal_handler : fatal_signal_handler;
         if (sigaction(signo, &ours, &previous) != 0)
             continue;
-        if (!is_ours(&previous) && memcmp(&previous, &before[signo], sizeof previous) != 0) {
+        if (!is_ours(&previous) && !same_action(&previous, &before[signo])) {
             staged.previous[signo] = previous;
             changed = 1;
         }
