@@ -205,8 +205,9 @@ HOOKS_BASE     := $(addprefix $(BUILD)/obj/src/base/,options.o environment.o fd_
 # report has said it.
 HOOKS_BASE     += $(addprefix $(BUILD)/obj/,src/fatal/fault_access.o src/fatal/fault_access_words.o \
 	$(FAULT_ACCESS_ARCH_SOURCES:%.c=%.o))
-# zlib gzips the heap profiles (src/hooks/profile_pprof.c).
-HOOKS_LIBS     := -lz
+# zlib gzips the heap profiles (src/hooks/profile_pprof.c), loaded when the
+# first one is written (src/hooks/gzip_library.c), not linked.
+HOOKS_LIBS     := -ldl
 HOOKS_SONAME   := libexecinfo_ex_hooks.so.$(SOVERSION)
 HOOKS_SHARED   := $(BUILD)/libexecinfo_ex_hooks.so.$(VERSION)
 # For the unit tests of tests/unit/hooks_*.c: the modules without the
@@ -281,7 +282,7 @@ $(BUILD)/obj/tools/leaks/%.o: tools/leaks/%.c $(wildcard tools/leaks/*.h src/*/*
 # With the hooks library's profile writers (pprof, folded; the same
 # formats as profile=).
 LEAKS_HOOKS_OBJECTS := $(addprefix $(BUILD)/obj/src/hooks/,state_blob.o profile_values.o \
-	profile_pprof.o profile_folded.o)
+	profile_pprof.o profile_folded.o gzip_library.o)
 $(BUILD)/bin/execinfo_ex_leaks: $(LEAKS_OBJECTS) $(LEAKS_HOOKS_OBJECTS) $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(LEAKS_OBJECTS) $(LEAKS_HOOKS_OBJECTS) $(STATIC) $(DEP_LIBS) $(HOOKS_LIBS)
