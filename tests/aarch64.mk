@@ -38,17 +38,19 @@ QEMU_ENV  := PATH=$(QEMU_TOOLS):$(PATH) QEMU_LD_PREFIX=$(QEMU_PREFIX) QEMU_CPU=m
 #   Q1 it prints "qemu: uncaught target signal ..." on stderr as the
 #      program dies, into the output the test parses as JSON or pids;
 #   Q2 it aborts (a qemu_plugin_vcpu_init_hook or cpu_exec assertion,
-#      exit 127) in a forked child whose every-thread gathering signals
-#      the threads in /proc/self/task, qemu's own among them (Q5); a plain
-#      fork and pthread_create do not (checked); test_threads is all such
-#      tests;
+#      exit 127) when a child forked from a process of two or more
+#      threads creates a thread (checked with a plain program: fork from
+#      a single thread, then pthread_create, runs); Criterion's worker
+#      has a thread of its own (nanomsg), so every test whose forked child
+#      starts threads aborts: test_threads is all such tests, and the
+#      dump and eight-threads cases below;
 #   Q3 an execve runs the host's own program (/bin/true, python3: x86-64),
 #      which cannot preload the aarch64 library;
 #   Q4 the handler dies by a plain tgkill there (a re-queued fault siginfo
 #      aborts qemu), so the re-raised signal has no fault siginfo;
 #   Q5 qemu's own thread (call_rcu) is a thread of the process in
-#      /proc/self/task; the gathering leaves it out (thread_emulator.c),
-#      but a test that counts the tasks itself counts it.
+#      /proc/self/task; the gathering leaves it out and says so in one
+#      line (thread_emulator.c): a report counted in lines has one more;
 #   Q6 qemu writes files of its own under the program's RLIMIT_FSIZE: the
 #      guest's core file, and each read of /proc/self/maps, which it
 #      fakes in a file (strace: its write of the maps' lines fails with
