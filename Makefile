@@ -92,6 +92,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/threads/thread_list.c \
 	src/threads/thread_proc.c \
 	src/threads/thread_request.c \
+	src/threads/thread_emulator.c \
 	src/threads/thread_gather.c \
 	src/threads/stop_world.c \
 	src/fatal/report_minidump.c \

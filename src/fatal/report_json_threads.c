@@ -123,6 +123,8 @@ void report_json_threads(struct text_out *out, const struct crash_facts *facts,
     json_signed(out, threads->not_gathered != 0 ? 0 : threads->seen);
     json_key(out, "threads_left_out", 0);
     json_signed(out, threads->left_out);
+    json_key(out, "threads_of_qemu", 0);
+    json_signed(out, threads->emulator_threads);
     json_key(out, "threads_not_gathered_errno", 0);
     if (threads->not_gathered != 0)
         json_signed(out, -threads->not_gathered);

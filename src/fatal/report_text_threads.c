@@ -118,4 +118,12 @@ void report_text_threads(struct text_out *out, const struct thread_set *threads,
         text_out_string(out, ")\n");
         text_out_end_line(out);
     }
+    if (threads->emulator_threads > 0) {
+        text_out_string(out, "*** ");
+        text_out_decimal(out, (uint64_t)threads->emulator_threads);
+        text_out_string(out, threads->emulator_threads == 1
+                                 ? " thread of qemu-user left out (its own, not the program's)\n"
+                                 : " threads of qemu-user left out (its own, not the program's)\n");
+        text_out_end_line(out);
+    }
 }

@@ -312,6 +312,24 @@ unmap:
     return NULL;
 }
 
+/* How stale a file's atime may be before a load marks it used again. */
+#define USED_MARK_SECONDS 60
+
+/* KEY's file marked used now (its atime, which the trim orders by,
+ * index_cache_finish), at most once a minute. A warm load reads nothing
+ * of the file, so the kernel never moves its atime: the files every
+ * process loads looked unused since their writing, were the first the
+ * trim removed, and went between a process's load and its first use,
+ * whose frames in that module then had no name (issue 27's
+ * test_guard_pages, on a machine whose cache was at its cap). */
+static void mark_used(const struct cache_key *key, const struct stat *status)
+{
+    if (time(NULL) - status->st_atime < USED_MARK_SECONDS)
+        return;
+    struct timespec times[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
+    utimensat(directory, key->name, times, AT_SYMLINK_NOFOLLOW);
+}
+
 /* The file of KEY (STATUS, from fstatat) taken on its name's facts alone,
  * its module_data a placeholder for index_cache_deferred_map (issue 26):
  * only when it is ours and its mtime still has the nanoseconds its writer
@@ -372,6 +390,7 @@ const struct module_data *index_cache_load(const struct module_info *module, siz
     }
     struct module_data *data = deferred(&status, &key, &fit, line_bytes);
     if (data != NULL) {
+        mark_used(&key, &status);
         statistics.loaded++;
         return data;
     }

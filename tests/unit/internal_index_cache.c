@@ -13,6 +13,7 @@
 #include <sys/personality.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 
 struct probe {
     int enabled;
@@ -452,6 +453,61 @@ Test(index_cache, a_file_written_after_the_load_is_refused_at_the_first_use)
      * and names the frame again. */
     struct first_use after = run_first_use(directory, "keep");
     cr_assert_str_eq(after.frame, cold.frame);
+}
+
+/* PATH last read USED seconds ago and written WRITTEN seconds ago, the
+ * nanoseconds kept (the mtime's are the writer's stamp). */
+static void age(const char *path, time_t used, time_t written)
+{
+    struct stat status;
+    cr_assert_eq(stat(path, &status), 0, "%s", path);
+    time_t now = time(NULL);
+    struct timespec times[2] = { { now - used, status.st_atim.tv_nsec },
+                                 { now - written, status.st_mtim.tv_nsec } };
+    cr_assert_eq(utimensat(AT_FDCWD, path, times, 0), 0, "%s", path);
+}
+
+/* The trim (past the size cap) removes the least recently used files
+ * first. A warm load reads nothing of a file and marks it used itself:
+ * files written an hour ago and loaded now are kept, and one used half
+ * an hour ago goes. Before, the files every process loaded were the
+ * first to go, between a process's load and its first use (issue 27:
+ * frames without names on a machine whose cache was at its cap). */
+Test(index_cache, the_files_a_warm_load_used_outlive_the_trim)
+{
+    char directory[64], stale[128], options[256];
+    fresh_directory(directory, sizeof directory);
+    run_first_use(directory, "keep");
+    char names[64][320];
+    int count = cache_files(directory, names, 64);
+    cr_assert_gt(count, 0);
+    /* Read since their writing, as the kernel's relatime leaves them: a
+     * read moves the atime again only a day later. */
+    for (int i = 0; i < count; i++)
+        age(names[i], 3600, 7200);
+    /* Past the cap: 70 MB, sparse (no disk), used half an hour ago. */
+    snprintf(stale, sizeof stale, "%s/stale.idx", directory);
+    int fd = open(stale, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(ftruncate(fd, (off_t)70 << 20), 0);
+    close(fd);
+    age(stale, 1800, 1800);
+    /* A warm load with no first use: no file read (the kernel would
+     * move the atime of a file whose ctime is newer: the ages above). */
+    static struct child_result loaded;
+    char program[512];
+    snprintf(program, sizeof program, "%s/cache_first_use", tests_dir());
+    cache_option(options, sizeof options, directory, "");
+    snprintf(options_entry, sizeof options_entry, "EXECINFO_EX_OPTIONS=%s", options);
+    char *argv[] = { program, directory, "load", NULL };
+    run_program(program, argv, set_options, NULL, &loaded);
+    assert_exited_with(&loaded, 0);
+    cr_assert(strstr(loaded.output, "mapped_at_load=0\n") != NULL, "%s", loaded.output);
+    /* Another program's first run stores its file, and trims. */
+    cr_assert_gt(run_probe(options).stored, 0);
+    cr_assert_neq(access(stale, F_OK), 0, "the trim ran: the least recently used file is gone");
+    for (int i = 0; i < count; i++)
+        cr_assert_eq(access(names[i], F_OK), 0, "%s was trimmed, used a moment ago", names[i]);
 }
 
 /* Every offset of every file of DIRECTORY out of bounds and every name
