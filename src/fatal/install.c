@@ -11,6 +11,7 @@
 #include "alternate_stack.h"
 #include "dump.h"
 #include "handler.h"
+#include "symbolizer_path.h"
 #include "../base/environment.h"
 #include "../base/fd_write.h"
 #include "../symbolize/index.h"
@@ -117,6 +118,8 @@ int backtrace_install_fatal_handler(const char *options)
     backtrace_refresh_index();
     alternate_stack_give_this_thread();
     alternate_stack_for_new_threads(1);
+    if (parsed.symbolizer[0] == '\0')
+        symbolizer_path_find(parsed.symbolizer, sizeof parsed.symbolizer);
     staged.options = parsed;
     install_signals(parsed.signals, parsed.dump_signal); /* publishes the options too */
     pthread_mutex_unlock(&install_lock);

@@ -313,6 +313,7 @@ static struct index_snapshot *snapshot_build(const struct module_list *list, int
         out->data = data_for(module, &out_of_memory);
         memcpy(out->build_id, module->build_id, sizeof out->build_id);
         out->build_id_length = module->build_id_length;
+        out->is_main = module->is_main;
         *incomplete |= out_of_memory;
     }
     mprotect(map, bytes, PROT_READ);

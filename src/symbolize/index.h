@@ -97,6 +97,7 @@ struct index_module {
     const struct module_data *data;  /* NULL: not readable, path(+off) only */
     unsigned char build_id[MODULE_BUILD_ID_MAX];
     unsigned build_id_length;
+    int is_main;                     /* the program (its file is /proc/PID/exe) */
 };
 
 struct index_snapshot {
