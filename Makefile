@@ -151,6 +151,7 @@ NORMAL_SOURCES := \
 	src/symbolize/inline_table.c \
 	src/symbolize/module_data.c \
 	src/symbolize/index.c \
+	src/symbolize/index_light.c \
 	src/symbolize/symbols.c \
 	src/symbolize/resolve.c
 

@@ -26,6 +26,7 @@ void options_defaults(struct options *options)
     options->index_cache = 1;
     options->demangle = 1;
     options->second_stage = 1;
+    options->index_at_load = -1;
     options->second_stage_ms = 2000;
     options->handler = -1;
     options->signals = options_default_signals();
@@ -147,6 +148,16 @@ static int parse_registers(struct options *o, const char *v, size_t n) { return 
 static int parse_modules(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->modules); }
 static int parse_inlines(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->inlines); }
 static int parse_demangle(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->demangle); }
+
+static int parse_index_at_load(struct options *o, const char *value, size_t length)
+{
+    static const char *const words[] = { "auto", "0", "1", NULL };
+    int index;
+    if (parse_word(value, length, words, &index) < 0)
+        return -EINVAL;
+    o->index_at_load = index - 1;
+    return 0;
+}
 
 static int parse_second_stage(struct options *o, const char *value, size_t length)
 {
@@ -531,6 +542,7 @@ static const struct {
     { "lines", parse_lines },         { "line_memory", parse_line_memory },
     { "inlines", parse_inlines },     { "index_cache", parse_index_cache },
     { "demangle", parse_demangle },
+    { "index_at_load", parse_index_at_load },
     { "second_stage", parse_second_stage }, { "symbolizer", parse_symbolizer },
     { "second_stage_ms", parse_second_stage_ms },
     { "handler", parse_handler },     { "signals", parse_signals },

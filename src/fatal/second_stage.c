@@ -6,6 +6,7 @@
  * The request (one line each, fields separated by tabs):
  *   execinfo_ex_symbolize 1
  *   options <lines: 0 none, 1 main, 2 own, 3 all> <inlines> <demangle>
+ *   builder <build-id of the module that holds this library's code>
  *   module <id> <start> <end> <bias> <1: the program> <build-id> <path>
  *   address <module id> <address> <naming address>
  *   end
@@ -47,19 +48,17 @@ static void put_field_hex(struct text_out *out, uintptr_t value)
     text_out_hex(out, value);
 }
 
+static void put_build_id(struct text_out *out, const struct index_module *module);
+
 static void put_module(struct text_out *out, const struct index_module *module, size_t id)
 {
-    static const char digits[] = "0123456789abcdef";
     text_out_string(out, "module");
     put_field_hex(out, id);
     put_field_hex(out, module->start);
     put_field_hex(out, module->end);
     put_field_hex(out, module->bias);
     text_out_string(out, module->is_main ? "\t1\t" : "\t0\t");
-    for (unsigned i = 0; i < module->build_id_length; i++) {
-        text_out_char(out, digits[module->build_id[i] >> 4]);
-        text_out_char(out, digits[module->build_id[i] & 15]);
-    }
+    put_build_id(out, module);
     text_out_char(out, '\t');
     if (module->is_main) {
         text_out_string(out, "/proc/");
@@ -136,6 +135,17 @@ static void ask_frames(struct request_state *state, void *const *frames,
         ask(state, (uintptr_t)frames[i], exact[i]);
 }
 
+static void put_build_id(struct text_out *out, const struct index_module *module)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (unsigned i = 0; module != NULL && i < module->build_id_length; i++) {
+        text_out_char(out, digits[module->build_id[i] >> 4]);
+        text_out_char(out, digits[module->build_id[i] & 15]);
+    }
+}
+
+/* The header; "builder": the index cache's files the stage may store
+ * are keyed by this library's build-id, as the index's own. */
 static void start_request(struct request_state *state, const struct options *options)
 {
     struct text_out *out = &state->out;
@@ -144,6 +154,9 @@ static void start_request(struct request_state *state, const struct options *opt
     text_out_decimal(out, (uint64_t)options->lines);
     text_out_string(out, options->inlines ? "\t1" : "\t0");
     text_out_string(out, options->demangle ? "\t1\n" : "\t0\n");
+    text_out_string(out, "builder\t");
+    put_build_id(out, lookup_module(state->snapshot, (uintptr_t)&start_request));
+    text_out_char(out, '\n');
 }
 
 /* The request's "end", then the exchange. */

@@ -79,6 +79,36 @@ static int open_pipes(int fds[PIPE_ENDS])
     return 0;
 }
 
+/* The symbolizer's environment, copied at install (environ is the
+ * normal world's: setenv may free what it points to). */
+#define ENVIRONMENT_MAX 8
+static char environment_text[STAGE_ENVIRONMENT_BYTES];
+static size_t environment_used;
+static char *environment[ENVIRONMENT_MAX + 1];
+static int environment_count;
+
+void stage_environment_clear(void)
+{
+    environment_used = 0;
+    environment_count = 0;
+    environment[0] = NULL;
+}
+
+void stage_environment_add(const char *name, const char *value)
+{
+    size_t name_length = strlen(name), value_length = strlen(value);
+    size_t need = name_length + 1 + value_length + 1;
+    if (environment_count == ENVIRONMENT_MAX || need > sizeof environment_text - environment_used)
+        return;
+    char *entry = environment_text + environment_used;
+    memcpy(entry, name, name_length);
+    entry[name_length] = '=';
+    memcpy(entry + name_length + 1, value, value_length + 1);
+    environment_used += need;
+    environment[environment_count++] = entry;
+    environment[environment_count] = NULL;
+}
+
 /* In the child: stdin, stdout, stderr, mask, then the program. */
 static _Noreturn void become_program(const char *program, const int fds[PIPE_ENDS])
 {
@@ -98,8 +128,7 @@ static _Noreturn void become_program(const char *program, const int fds[PIPE_END
     syscall(SYS_close_range, 3, ~0u, CLOSE_RANGE_CLOEXEC);
     if (error == 0) {
         char *argv[] = { (char *)program, NULL };
-        char *envp[] = { NULL };
-        syscall(SYS_execve, program, argv, envp);
+        syscall(SYS_execve, program, argv, environment);
         error = errno;
     }
     write(fds[STATUS_WRITE], &error, sizeof error);
@@ -243,9 +272,9 @@ static enum second_stage_outcome talk(struct exchange_state *state, pid_t pid)
     close_fd(&state->fds[ANSWER_WRITE]);
     close_fd(&state->fds[STATUS_WRITE]);
     int timed_out = exchange_until(state, deadline) < 0;
-    /* A short grace after the answer: a symbolizer exits right after it. */
-    int64_t grace = now_ns() + 50 * 1000000;
-    reap(pid, timed_out ? 0 : (grace < deadline ? grace : deadline), &exchange->wait_status);
+    /* After its answer the symbolizer stores what it read in the index
+     * cache, within the same deadline. */
+    reap(pid, timed_out ? 0 : deadline, &exchange->wait_status);
     close_all(state->fds);
     if (state->exec_error != 0) {
         exchange->error = state->exec_error;

@@ -25,7 +25,18 @@ struct stage_exchange {
  * status; else why not (second_stage.h: PIPE_FAILED, START_FAILED,
  * EXEC_FAILED, TIMED_OUT). The child is started with a raw clone (not
  * fork(): no atfork handlers, no malloc locks), its signal mask cleared,
- * stderr to /dev/null, an empty environment. Signal-safe. */
+ * stderr to /dev/null, an environment of the few variables it reads
+ * (HOME, XDG_CACHE_HOME, EXECINFO_EX_OPTIONS, the debug roots), as they
+ * were at install.
+ * Signal-safe. */
 enum second_stage_outcome stage_exchange_run(struct stage_exchange *exchange);
+
+/* The symbolizer's environment, set at install (install.c): cleared, then
+ * NAME=VALUE added for each variable it reads; what does not fit in
+ * STAGE_ENVIRONMENT_BYTES is left out. Not MT-Safe: under the install's
+ * lock. */
+#define STAGE_ENVIRONMENT_BYTES 4096
+void stage_environment_clear(void);
+void stage_environment_add(const char *name, const char *value);
 
 #endif

@@ -32,7 +32,9 @@ void symbolizer_path_find(char *path, size_t size)
     if (dladdr((void *)symbolizer_path_find, &info) != 0 && info.dli_fname != NULL &&
         info.dli_fname[0] == '/') {
         const char *slash = strrchr(info.dli_fname, '/');
-        if (try_path(path, size, info.dli_fname, (size_t)(slash - info.dli_fname) + 1, "bin/"))
+        size_t length = (size_t)(slash - info.dli_fname) + 1;
+        if (try_path(path, size, info.dli_fname, length, "bin/") ||
+            try_path(path, size, info.dli_fname, length, "../bin/"))
             return;
     }
     if (try_path(path, size, EXECINFO_EX_BINDIR, strlen(EXECINFO_EX_BINDIR), "/"))

@@ -1,8 +1,10 @@
 /* test_second_stage.c: the crash handler's second stage (issue 26): a
  * symbolizer started from the handler with a raw clone and execve, and
- * what the report says when it cannot run. Each test crashes
+ * what the report says when it cannot run; and the cold index of a
+ * preloaded library, which reads no module at load. Each test crashes
  * tests/fixtures/stage_crash.c for real under the preloaded core library
- * (a static function, two inlined calls) and reads what it wrote. */
+ * (a static function, two inlined calls), or inline_program, which links
+ * it (its index is built at load, as before), and reads what it wrote. */
 #include "support.h"
 
 #include <sys/stat.h>
@@ -75,26 +77,82 @@ static void symbolizer_option(char *out, size_t size, const char *more)
     snprintf(out, size, "index_cache=0:symbolizer=%s%s", path, more);
 }
 
-/* Asked about every frame, the stage gives what the index gives: the
- * static function, its inlined calls with their lines, main's line. */
+/* The report of inline_program, which links the library (its index is
+ * built at load), crashing with the handler's OPTIONS. */
+static const char *linked_crash(const char *options)
+{
+    static struct child_result result;
+    char program[512];
+    build_path("inline_program", program, sizeof program);
+    char *argv[] = { program, "crash", (char *)options, NULL };
+    run_program(program, argv, NULL, NULL, &result);
+    assert_died_by(&result, SIGSEGV);
+    cr_assert(strstr(result.output, "*** end of report") != NULL, "%s", result.output);
+    return result.output;
+}
+
+/* Asked about every frame, the stage gives what the index built at load
+ * gives: names, inlined calls with their lines, the frames' lines. */
 Test(second_stage, gives_the_names_lines_and_inlined_calls_the_index_gives, .timeout = 60)
 {
     static char index_only[1 << 14], staged[1 << 14];
     char options[1024];
     symbolizer_option(options, sizeof options, ":second_stage=0");
-    frames_of(crash("plain", options), index_only, sizeof index_only);
+    frames_of(linked_crash(options), index_only, sizeof index_only);
     symbolizer_option(options, sizeof options, ":second_stage=all");
-    const char *report = crash("plain", options);
+    const char *report = linked_crash(options);
     frames_of(report, staged, sizeof staged);
     cr_assert(strstr(report, "*** second stage: 5 of 5 addresses resolved by ") != NULL, "%s",
               report);
-    cr_assert(strstr(staged, "(stage_crash_static") != NULL, "%s", staged);
-    cr_assert(strstr(staged, "#0  inlined: poke at tests/fixtures/stage_crash.c:") != NULL, "%s",
-              staged);
-    cr_assert(strstr(staged, "#0  inlined: reach at tests/fixtures/stage_crash.c:") != NULL, "%s",
-              staged);
+    cr_assert(strstr(staged, "#0  inlined: deref at tests/fixtures/inline_program.c:") != NULL,
+              "%s", staged);
+    cr_assert(strstr(staged, "#0  inlined: helper at tests/fixtures/inline_program.c:") != NULL,
+              "%s", staged);
     cr_assert(strstr(staged, "(main+0x") != NULL, "%s", staged);
     cr_assert_str_eq(staged, index_only);
+}
+
+/* A preloaded library reads no module at load without a warm cache file:
+ * the crash asks the stage, which names the static function and gives
+ * the inlined calls and every line. */
+Test(second_stage, a_cold_crash_gets_names_lines_and_inlined_calls_from_it, .timeout = 60)
+{
+    static char frames[1 << 14];
+    char options[1024];
+    symbolizer_option(options, sizeof options, "");
+    const char *report = crash("plain", options);
+    frames_of(report, frames, sizeof frames);
+    cr_assert(strstr(report, "*** second stage: 5 of 5 addresses resolved by ") != NULL, "%s",
+              report);
+    cr_assert(strstr(frames, "#0  inlined: poke at tests/fixtures/stage_crash.c:") != NULL, "%s",
+              frames);
+    cr_assert(strstr(frames, "#0  inlined: reach at tests/fixtures/stage_crash.c:") != NULL, "%s",
+              frames);
+    cr_assert(strstr(frames, "(stage_crash_static.constprop.0+0x") != NULL, "%s", frames);
+    cr_assert(strstr(frames, "(main+0x") != NULL && strstr(frames, "stage_crash.c:") != NULL,
+              "%s", frames);
+    cr_assert(strstr(frames, "libc.so.6(__libc_start_call_main+0x") != NULL, "%s", frames);
+}
+
+/* Without the stage, a cold crash names the static function from the
+ * program's .symtab and libc's exported functions from its .dynsym; no
+ * line, no inlined call; the rest as path(+offset). */
+Test(second_stage, a_cold_crash_without_it_names_from_the_symbol_tables, .timeout = 60)
+{
+    static char frames[1 << 14];
+    char options[1024];
+    symbolizer_option(options, sizeof options, ":second_stage=0");
+    const char *report = crash("plain", options);
+    frames_of(report, frames, sizeof frames);
+    cr_assert(strstr(report, "*** second stage: not used: off (second_stage=0); ") != NULL, "%s",
+              report);
+    cr_assert(strstr(frames, "#0  /") == frames, "no inlined line first: %s", frames);
+    cr_assert(strstr(frames, "(stage_crash_static.constprop.0+0x2") != NULL, "%s", frames);
+    cr_assert(strstr(frames, "(main+0x") != NULL, "%s", frames);
+    cr_assert(strstr(frames, "libc.so.6(__libc_start_main+0x") != NULL, "%s", frames);
+    cr_assert(strstr(frames, "libc.so.6(+0x") != NULL, "__libc_start_call_main is local: %s",
+              frames);
+    cr_assert(strstr(frames, " at ") == NULL, "%s", frames);
 }
 
 Test(second_stage, writes_its_outcome_into_the_json_report, .timeout = 60)
@@ -174,6 +232,6 @@ Test(second_stage, is_not_started_when_the_index_names_every_frame, .timeout = 6
 {
     char options[1024];
     symbolizer_option(options, sizeof options, ":symbolizer=/nonexistent/execinfo_ex_symbolize");
-    const char *report = crash("plain", options);
+    const char *report = linked_crash(options);
     cr_assert(strstr(report, "second stage") == NULL, "%s", report);
 }

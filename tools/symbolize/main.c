@@ -6,7 +6,10 @@
  * libdw, libiberty, debug files by build-id or .gnu_debuglink) and answers
  * with lookup_frame's names, lines and inlined calls, the same a warm
  * index would give. Request on stdin, answer on stdout (formats:
- * src/fatal/second_stage.c, src/symbolize/resolved_names.h).
+ * src/fatal/second_stage.c, src/symbolize/resolved_names.h). After the
+ * answer, what it read is stored in the index cache (the crashed
+ * process's, by its options and environment, keyed by its library's
+ * build-id), so that the next crash of the program finds it warm.
  * World: normal (a program of its own). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,7 +20,10 @@
 #include <sys/mman.h>
 
 #include "request.h"
+#include "base/environment.h"
+#include "symbolize/file_probes.h"
 #include "symbolize/index.h"
+#include "symbolize/index_cache.h"
 #include "symbolize/lookup.h"
 #include "symbolize/module_data.h"
 
@@ -66,14 +72,24 @@ static void answer_frame(const struct index_snapshot *snapshot, const struct req
     }
 }
 
-/* Module M of REQUEST read, and each of its addresses answered. */
-static void answer_module(const struct request *request, size_t m)
+/* What was read of a module, kept for the cache after the answer. */
+struct read_module {
+    const struct module_data *data;
+    size_t budget, line_bytes;
+    int flags, complete;
+    struct file_probes probes;
+};
+
+/* Module M of REQUEST read into *READ, and each of its addresses answered. */
+static void answer_module(const struct request *request, size_t m, struct read_module *read)
 {
     const struct module_info *module = &request->modules[m].info;
-    size_t budget, line_bytes;
-    int flags = line_flags(request, module, &budget);
+    read->flags = line_flags(request, module, &read->budget);
     const struct module_data *data =
-        module_data_build_recorded(module, budget, flags, &line_bytes, NULL, request->demangle);
+        module_data_build_recorded(module, read->budget, read->flags, &read->line_bytes,
+                                   &read->probes, request->demangle);
+    read->complete = errno != ENOMEM;
+    read->data = data;
     struct {
         struct index_snapshot head;
         struct index_module module;
@@ -86,8 +102,22 @@ static void answer_module(const struct request *request, size_t m)
     for (size_t i = 0; i < request->address_count; i++)
         if (request->addresses[i].module == m)
             answer_frame(&one.head, &request->addresses[i]);
-    if (data != NULL)
-        munmap((void *)data, data->mapped_bytes);
+}
+
+/* Into the crashed process's index cache: its options (its environment
+ * was passed on), its library's build-id; the modules read whole. */
+static void store(const struct request *request, struct read_module *read)
+{
+    struct module_list list = { NULL, 0, 0, 0 };
+    if (request->builder_length == 0)
+        return;
+    index_cache_set_builder(request->builder, request->builder_length);
+    index_cache_prepare(environment_options(), &list);
+    for (size_t m = 0; m < request->module_count; m++)
+        if (read[m].data != NULL && read[m].complete)
+            index_cache_store(&request->modules[m].info, read[m].budget, read[m].flags,
+                              read[m].data, read[m].line_bytes, &read[m].probes);
+    index_cache_finish();
 }
 
 int main(void)
@@ -100,9 +130,21 @@ int main(void)
         return 2;
     }
     elf_version(EV_CURRENT);
+    struct read_module *read = calloc(request.module_count + 1, sizeof *read);
+    if (read == NULL)
+        return 2;
     for (size_t m = 0; m < request.module_count; m++)
-        answer_module(&request, m);
+        answer_module(&request, m, &read[m]);
     printf("end\n");
+    int answered = fflush(stdout) == 0;
+    fclose(stdout); /* the handler reads to here; the store is ours */
+    store(&request, read);
+    for (size_t m = 0; m < request.module_count; m++) {
+        file_probes_free(&read[m].probes);
+        if (read[m].data != NULL && !read[m].data->in_shared_mapping)
+            munmap((void *)read[m].data, read[m].data->mapped_bytes);
+    }
+    free(read);
     request_free(&request);
-    return fflush(stdout) == 0 ? 0 : 1;
+    return answered ? 0 : 1;
 }

@@ -71,6 +71,9 @@ static int add_module(struct request *request, char *fields[], int count)
     module->info.file_path = module->info.display_path = strdup(fields[7]);
     if (module->info.file_path == NULL)
         return -ENOMEM;
+    /* The crashed program's own index keys its file as /proc/self/exe. */
+    if (module->info.is_main)
+        module->info.key_path = "/proc/self/exe";
     request->module_count++;
     return 0;
 }
@@ -112,6 +115,10 @@ static int parse_line(struct request *request, char *line)
         return -EBADMSG;
     if (strcmp(fields[0], "options") == 0)
         return parse_options(request, fields, count);
+    if (strcmp(fields[0], "builder") == 0 && count == 2) {
+        request->builder_length = build_id(fields[1], request->builder);
+        return 0;
+    }
     if (strcmp(fields[0], "module") == 0)
         return add_module(request, fields, count);
     if (strcmp(fields[0], "address") == 0)

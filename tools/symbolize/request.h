@@ -21,6 +21,8 @@ struct request_address {
 
 struct request {
     int lines, inlines, demangle; /* the crashed process's options */
+    unsigned char builder[MODULE_BUILD_ID_MAX]; /* its library's build-id */
+    unsigned builder_length;
     struct request_module *modules;
     size_t module_count, module_capacity;
     struct request_address *addresses;
