@@ -70,26 +70,15 @@ static void put_module(struct text_out *out, const struct index_module *module, 
     text_out_char(out, '\n');
 }
 
-struct request_state {
-    struct second_stage *stage;
-    struct text_out out;
-    const struct index_snapshot *snapshot;
-    int mode;
-    unsigned char module_sent[4096 / 8]; /* by module index; beyond it, sent each time */
-    uintptr_t asked[RESOLVED_FRAMES_MAX];
-    size_t asked_module[RESOLVED_FRAMES_MAX];  /* its index in the snapshot */
-    int full;
-};
-
-static int already_asked(const struct request_state *state, uintptr_t naming)
+static int already_asked(const struct second_stage_request *state, uintptr_t naming)
 {
-    for (int i = 0; i < state->stage->asked; i++)
+    for (int i = 0; i < state->count; i++)
         if (state->asked[i] == naming)
             return 1;
     return 0;
 }
 
-static int module_was_sent(struct request_state *state, size_t id)
+static int module_was_sent(struct second_stage_request *state, size_t id)
 {
     if (id >= sizeof state->module_sent * 8)
         return 0;
@@ -98,14 +87,14 @@ static int module_was_sent(struct request_state *state, size_t id)
     return sent;
 }
 
-static void ask(struct request_state *state, uintptr_t address, int exact)
+static void ask(struct second_stage_request *state, uintptr_t address, int exact)
 {
     uintptr_t naming = lookup_naming_address(address, exact);
     const struct index_module *module = lookup_module(state->snapshot, address);
     if (state->full || module == NULL || !wanted(module, state->mode) ||
         already_asked(state, naming))
         return;
-    if (state->stage->asked == RESOLVED_FRAMES_MAX) {
+    if (state->count == RESOLVED_FRAMES_MAX) {
         state->full = 1;
         return;
     }
@@ -124,11 +113,11 @@ static void ask(struct request_state *state, uintptr_t address, int exact)
         state->full = 1;
         return;
     }
-    state->asked_module[state->stage->asked] = id;
-    state->asked[state->stage->asked++] = naming;
+    state->asked_module[state->count] = id;
+    state->asked[state->count++] = naming;
 }
 
-static void ask_frames(struct request_state *state, void *const *frames,
+static void ask_frames(struct second_stage_request *state, void *const *frames,
                        const unsigned char *exact, int count)
 {
     for (int i = 0; i < count; i++)
@@ -146,21 +135,21 @@ static void put_build_id(struct text_out *out, const struct index_module *module
 
 /* The header; "builder": the index cache's files the stage may store
  * are keyed by this library's build-id, as the index's own. */
-static void start_request(struct request_state *state, const struct options *options)
+static void start_request(struct second_stage *stage, const struct options *options)
 {
-    struct text_out *out = &state->out;
-    text_out_init_buffer(out, state->stage->request, sizeof state->stage->request);
+    struct text_out *out = &stage->ask.out;
+    text_out_init_buffer(out, stage->request, sizeof stage->request);
     text_out_string(out, "execinfo_ex_symbolize 1\noptions\t");
     text_out_decimal(out, (uint64_t)options->lines);
     text_out_string(out, options->inlines ? "\t1" : "\t0");
     text_out_string(out, options->demangle ? "\t1\n" : "\t0\n");
     text_out_string(out, "builder\t");
-    put_build_id(out, lookup_module(state->snapshot, (uintptr_t)&start_request));
+    put_build_id(out, lookup_module(stage->ask.snapshot, (uintptr_t)&start_request));
     text_out_char(out, '\n');
 }
 
 /* The request's "end", then the exchange. */
-static void exchange(struct second_stage *stage, struct request_state *state)
+static void exchange(struct second_stage *stage, struct second_stage_request *state)
 {
     text_out_string(&state->out, "end\n");
     stage->request_length = state->out.length;
@@ -195,11 +184,11 @@ static int named_by_stage(const struct second_stage *stage, uintptr_t naming)
 
 /* The asked frames of cold modules that the stage did not name: named
  * from their files, one pass over each module's symbols. */
-static void name_cold_frames(struct second_stage *stage, struct request_state *state)
+static void name_cold_frames(struct second_stage *stage, struct second_stage_request *state)
 {
-    static uintptr_t naming[RESOLVED_FRAMES_MAX];
-    static unsigned char done[RESOLVED_FRAMES_MAX];
-    memset(done, 0, sizeof done);
+    uintptr_t *naming = state->naming;
+    unsigned char *done = state->done;
+    memset(done, 0, sizeof state->done);
     for (int first = 0; first < stage->asked; first++) {
         size_t id = state->asked_module[first];
         const struct index_module *module = &state->snapshot->modules[id];
@@ -214,7 +203,7 @@ static void name_cold_frames(struct second_stage *stage, struct request_state *s
                 naming[count++] = state->asked[i];
         }
         if (count > 0)
-            symtab_names_add(&stage->cold_names, module, naming, count, stage->chunk);
+            symtab_names_add(&stage->cold_names, module, naming, count, &stage->scratch);
     }
 }
 
@@ -222,8 +211,8 @@ void second_stage_run(struct second_stage *stage, const struct crash_facts *fact
                       const struct thread_set *threads, const struct index_snapshot *snapshot,
                       const struct options *options)
 {
-    static struct request_state state; /* static: an alternate stack is small */
-    memset(&state, 0, sizeof state);
+    struct second_stage_request *state = &stage->ask;
+    memset(state, 0, sizeof *state);
     stage->outcome = SECOND_STAGE_NOT_NEEDED;
     stage->asked = 0;
     stage->names.count = 0;
@@ -237,14 +226,14 @@ void second_stage_run(struct second_stage *stage, const struct crash_facts *fact
     stage->timeout_ms = options->second_stage_ms;
     if (snapshot == NULL)
         return;
-    state.stage = stage;
-    state.snapshot = snapshot;
-    state.mode = options->second_stage;
-    start_request(&state, options);
-    ask_frames(&state, facts->frames, facts->frame_exact, facts->frame_count);
+    state->snapshot = snapshot;
+    state->mode = options->second_stage;
+    start_request(stage, options);
+    ask_frames(state, facts->frames, facts->frame_exact, facts->frame_count);
     for (int t = 0; threads != NULL && t < threads->count; t++)
-        ask_frames(&state, threads->threads[t].frames, threads->threads[t].frame_exact,
+        ask_frames(state, threads->threads[t].frames, threads->threads[t].frame_exact,
                    threads->threads[t].frame_count);
+    stage->asked = state->count;
     if (stage->asked == 0)
         return;
     if (options->second_stage == 0)
@@ -252,8 +241,8 @@ void second_stage_run(struct second_stage *stage, const struct crash_facts *fact
     else if (stage->program[0] == '\0')
         stage->outcome = SECOND_STAGE_NO_PROGRAM;
     else
-        exchange(stage, &state);
-    name_cold_frames(stage, &state);
+        exchange(stage, state);
+    name_cold_frames(stage, state);
 }
 
 const struct resolved_names *second_stage_names(const struct second_stage *stage)

@@ -42,7 +42,20 @@ struct second_stage {
      * that the stage did not name, from their files' .symtab or .dynsym
      * (symtab_names.h); under names. */
     struct resolved_names cold_names;
-    char chunk[SYMTAB_CHUNK_BYTES];
+    struct symtab_scratch scratch;
+    /* What was asked (second_stage.c): one set per report, as the rest. */
+    struct second_stage_request {
+        struct text_out out;
+        const struct index_snapshot *snapshot;
+        int mode;
+        unsigned char module_sent[4096 / 8]; /* by module index; beyond it, sent each time */
+        int count;                                 /* addresses asked */
+        uintptr_t asked[RESOLVED_FRAMES_MAX];
+        size_t asked_module[RESOLVED_FRAMES_MAX];  /* its index in the snapshot */
+        int full;
+        uintptr_t naming[RESOLVED_FRAMES_MAX];     /* a cold module's, for symtab_names */
+        unsigned char done[RESOLVED_FRAMES_MAX];
+    } ask;
     size_t request_length;
     char request[60 * 1024];  /* under a pipe's 64 KiB: written whole before the start */
 };

@@ -1,6 +1,6 @@
 /* symtab_names.c: a cold module's names from its file (symtab_names.h).
  * World: signal-safe (openat, pread64 and close through syscall(); the
- * caller's buffers).
+ * caller's scratch).
  *
  * One pass over the symbol table for all of a module's addresses, in
  * chunks of the caller's scratch: a program's .symtab may hold 100,000
@@ -19,22 +19,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define SECTIONS_MAX 4096
-#define ADDRESSES_MAX 256
 #define NAME_MAX_BYTES 1024
 
-struct best {
-    uint64_t start;
-    uint32_t name;
-    int local;
-    int found;
-};
-
-struct table {
-    int fd;
-    Elf64_Shdr symbols, strings;
-    unsigned char allocated[SECTIONS_MAX / 8]; /* SHF_ALLOC, by section index */
-};
+#define SECTIONS_MAX SYMTAB_SECTIONS_MAX
 
 static int read_at(int fd, void *buffer, size_t size, uint64_t offset)
 {
@@ -55,7 +42,7 @@ static int is_the_mapped_file(int fd, const struct index_module *module, Elf64_E
 }
 
 /* .symtab, else .dynsym, with its string table; -1: neither. */
-static int find_table(struct table *table, const Elf64_Ehdr *file)
+static int find_table(struct symtab_scratch *table, const Elf64_Ehdr *file)
 {
     Elf64_Shdr section, found[2];
     int have[2] = { 0, 0 };
@@ -79,7 +66,7 @@ static int find_table(struct table *table, const Elf64_Ehdr *file)
                    file->e_shoff + (uint64_t)found[kind].sh_link * sizeof table->strings);
 }
 
-static int kept(const struct table *table, const Elf64_Sym *symbol)
+static int kept(const struct symtab_scratch *table, const Elf64_Sym *symbol)
 {
     int type = ELF64_ST_TYPE(symbol->st_info);
     if (symbol->st_shndx == SHN_UNDEF || symbol->st_shndx == SHN_ABS || symbol->st_name == 0 ||
@@ -99,32 +86,35 @@ static int contains(const Elf64_Sym *symbol, uint64_t address)
 }
 
 /* The innermost symbol wins; between aliases, a global or weak one. */
-static void consider(struct best *best, const Elf64_Sym *symbol)
+static void consider(struct symtab_scratch *table, int a, const Elf64_Sym *symbol)
 {
     int local = ELF64_ST_BIND(symbol->st_info) == STB_LOCAL;
-    if (best->found && (symbol->st_value < best->start ||
-                        (symbol->st_value == best->start && (local || !best->local))))
+    if (table->best[a].found &&
+        (symbol->st_value < table->best[a].start ||
+         (symbol->st_value == table->best[a].start && (local || !table->best[a].local))))
         return;
-    *best = (struct best){ symbol->st_value, symbol->st_name, local, 1 };
+    table->best[a].start = symbol->st_value;
+    table->best[a].name = symbol->st_name;
+    table->best[a].local = local;
+    table->best[a].found = 1;
 }
 
-static void scan(const struct table *table, const uint64_t *addresses, int count,
-                 struct best *best, char *chunk)
+static void scan(struct symtab_scratch *table, int count)
 {
     size_t per_chunk = SYMTAB_CHUNK_BYTES / sizeof(Elf64_Sym);
     size_t total = table->symbols.sh_size / sizeof(Elf64_Sym);
     for (size_t first = 1; first < total; first += per_chunk) {
         size_t n = total - first < per_chunk ? total - first : per_chunk;
-        if (read_at(table->fd, chunk, n * sizeof(Elf64_Sym),
+        if (read_at(table->fd, table->chunk, n * sizeof(Elf64_Sym),
                     table->symbols.sh_offset + first * sizeof(Elf64_Sym)) < 0)
             return;
-        const Elf64_Sym *symbols = (const Elf64_Sym *)(void *)chunk;
+        const Elf64_Sym *symbols = (const Elf64_Sym *)(void *)table->chunk;
         for (size_t i = 0; i < n; i++) {
             if (!kept(table, &symbols[i]))
                 continue;
             for (int a = 0; a < count; a++)
-                if (contains(&symbols[i], addresses[a]))
-                    consider(&best[a], &symbols[i]);
+                if (contains(&symbols[i], table->addresses[a]))
+                    consider(table, a, &symbols[i]);
         }
     }
 }
@@ -132,7 +122,7 @@ static void scan(const struct table *table, const uint64_t *addresses, int count
 /* The name at OFFSET of the string table, into NAMES' buffer; NULL if it
  * is not there, is empty, is an ARM mapping symbol or holds a control
  * byte. */
-static const char *copy_name(const struct table *table, uint32_t offset,
+static const char *copy_name(const struct symtab_scratch *table, uint32_t offset,
                              struct resolved_names *names)
 {
     size_t room = sizeof names->answer - names->answer_length;
@@ -155,18 +145,18 @@ static const char *copy_name(const struct table *table, uint32_t offset,
     return name;
 }
 
-static int add_found(struct resolved_names *names, const struct table *table,
-                     const struct index_module *module, const uintptr_t *naming,
-                     const struct best *best, int count)
+static int add_found(struct resolved_names *names, const struct symtab_scratch *table,
+                     const struct index_module *module, const uintptr_t *naming, int count)
 {
     int named = 0;
     for (int a = 0; a < count && names->count < RESOLVED_FRAMES_MAX; a++) {
-        const char *name = best[a].found ? copy_name(table, best[a].name, names) : NULL;
+        const char *name =
+            table->best[a].found ? copy_name(table, table->best[a].name, names) : NULL;
         if (name == NULL)
             continue;
         names->frames[names->count++] = (struct resolved_frame){
             .naming_address = naming[a], .function = name, .demangled = name,
-            .function_address = module->bias + best[a].start,
+            .function_address = module->bias + table->best[a].start,
             .inlined_first = (unsigned)names->inlined_count,
         };
         named++;
@@ -181,26 +171,23 @@ static int open_module(const struct index_module *module)
 }
 
 int symtab_names_add(struct resolved_names *names, const struct index_module *module,
-                     const uintptr_t *naming, int count, char chunk[SYMTAB_CHUNK_BYTES])
+                     const uintptr_t *naming, int count, struct symtab_scratch *table)
 {
-    static struct table table;  /* static, as the rest: an alternate stack is small */
-    static struct best best[ADDRESSES_MAX];
-    static uint64_t addresses[ADDRESSES_MAX];
     Elf64_Ehdr file;
-    if (count > ADDRESSES_MAX)
-        count = ADDRESSES_MAX;
-    table.fd = open_module(module);
-    if (table.fd < 0)
+    if (count > SYMTAB_ADDRESSES_MAX)
+        count = SYMTAB_ADDRESSES_MAX;
+    table->fd = open_module(module);
+    if (table->fd < 0)
         return 0;
     int named = 0;
-    if (is_the_mapped_file(table.fd, module, &file) && find_table(&table, &file) == 0) {
+    if (is_the_mapped_file(table->fd, module, &file) && find_table(table, &file) == 0) {
         for (int a = 0; a < count; a++) {
-            addresses[a] = naming[a] - module->bias;
-            best[a].found = 0;
+            table->addresses[a] = naming[a] - module->bias;
+            table->best[a].found = 0;
         }
-        scan(&table, addresses, count, best, chunk);
-        named = add_found(names, &table, module, naming, best, count);
+        scan(table, count);
+        named = add_found(names, table, module, naming, count);
     }
-    close(table.fd);
+    close(table->fd);
     return named;
 }
