@@ -147,7 +147,7 @@ Test(second_stage, a_cold_crash_without_it_names_from_the_symbol_tables, .timeou
     cr_assert(strstr(report, "*** second stage: not used: off (second_stage=0); ") != NULL, "%s",
               report);
     cr_assert(strstr(frames, "#0  /") == frames, "no inlined line first: %s", frames);
-    cr_assert(strstr(frames, "(stage_crash_static.constprop.0+0x2") != NULL, "%s", frames);
+    cr_assert(strstr(frames, "(stage_crash_static.constprop.0+0x") != NULL, "%s", frames);
     cr_assert(strstr(frames, "(main+0x") != NULL, "%s", frames);
     cr_assert(strstr(frames, "libc.so.6(__libc_start_main+0x") != NULL, "%s", frames);
     cr_assert(strstr(frames, "libc.so.6(+0x") != NULL, "__libc_start_call_main is local: %s",
@@ -206,11 +206,17 @@ Test(second_stage, seccomp_refusing_execve_falls_back_with_its_reason, .timeout 
 }
 
 /* RLIMIT_AS at 1 MiB: the symbolizer's libraries do not fit, the loader
- * gives up (exit 127). */
+ * gives up (exit 127; an ASan build dies by SIGSEGV first, its shadow
+ * memory refused). */
 Test(second_stage, no_address_space_falls_back_with_its_reason, .timeout = 60)
 {
-    falls_back("address_space", ":second_stage=all",
-               "/execinfo_ex_symbolize exited with status 127 before a whole answer");
+    falls_back("address_space", ":second_stage=all", "/execinfo_ex_symbolize ");
+    const char *report = crash("address_space", "second_stage=all");
+    cr_assert(strstr(report, "/execinfo_ex_symbolize exited with status 127 before a whole "
+                             "answer;") != NULL ||
+              strstr(report, "/execinfo_ex_symbolize was killed by signal 11 before a whole "
+                             "answer;") != NULL,
+              "%s", report);
 }
 
 Test(second_stage, a_program_that_never_answers_is_killed_at_the_deadline, .timeout = 60)
