@@ -91,7 +91,8 @@ static void not_gathered(struct text_out *out, int error)
 }
 
 void report_text_threads(struct text_out *out, const struct thread_set *threads,
-                         const struct index_snapshot *snapshot)
+                         const struct index_snapshot *snapshot,
+                         const struct resolved_names *resolved)
 {
     if (threads->not_gathered != 0) {
         not_gathered(out, threads->not_gathered);
@@ -107,7 +108,7 @@ void report_text_threads(struct text_out *out, const struct thread_set *threads,
         const struct thread_facts *thread = &threads->threads[i];
         thread_header(out, thread, threads->timeout_ms);
         report_text_frames(out, thread->frames, thread->frame_exact, thread->frame_count,
-                           snapshot);
+                           snapshot, resolved);
     }
     if (threads->left_out > 0) {
         text_out_string(out, "*** ");
