@@ -72,6 +72,9 @@ QEMU_ENV  := PATH=$(QEMU_TOOLS):$(PATH) QEMU_LD_PREFIX=$(QEMU_PREFIX) QEMU_CPU=m
 #      stack pointer and pc those of qemu's own code; a thread that
 #      blocks every signal is not found blocking ours, nor its stack
 #      (the report says "did not answer", "without their stack").
+#   Q13 it keeps a guest's RLIMIT_AS to itself (setrlimit succeeds, the
+#      host process is not limited: it reserves the guest's address
+#      space): the second stage starts and answers under the limit.
 # U: fails under qemu, not explained yet: the folded and pprof profiles'
 #   peak totals differ by 4 objects (2628 bytes, none of the program's
 #   sites; two separate runs of the program).
@@ -101,7 +104,9 @@ QEMU_FILTER_test_heap_report := !(heap_report/the_vector_write_after_free_in_jso
 	heap_report/the_vector_read_after_free_at_a_guard_page_reads_in_forty_lines)
 QEMU_FILTER_test_guard_pages := !(guard_pages/a_vector_reference_kept_across_push_back_in_json|$\
 	guard_pages/text_and_json_of_a_guard_fault_carry_the_same_facts)
-QEMU_FILTER_internal_index_cache := !(index_cache/a_warm_process_does_not_load_libdw)
+QEMU_FILTER_test_second_stage := !(second_stage/seccomp_refusing_clone_falls_back_with_its_reason|$\
+	second_stage/seccomp_refusing_execve_falls_back_with_its_reason|$\
+	second_stage/no_address_space_falls_back_with_its_reason)
 QEMU_FILTER_test_minidump := !(minidump/a_dump_writes_one_that_breakpad_reads_as_dump_requested|$\
 	minidump/a_write_that_fails_leaves_no_file|minidump/breakpad_walks_the_crash_as_the_report_names_it)
 QEMU_FILTER_test_leak_check := !(leak_check/direct_and_indirect_leaks_are_lsans_and_valgrinds|$\

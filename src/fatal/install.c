@@ -120,12 +120,15 @@ static void report_bad_options(const char *error)
 }
 
 /* What the second stage reads of the environment: where the index cache
- * is, the options, the debug roots (src/symbolize/debug_roots.c). */
+ * is, the options, the debug roots (src/symbolize/debug_roots.c); and,
+ * under qemu-user, what the emulator that binfmt_misc starts for it reads
+ * to find the target's loader and CPU (without them it exits 255). */
 static void pass_environment(void)
 {
     static const char *const names[] = { "HOME", "XDG_CACHE_HOME", "EXECINFO_EX_OPTIONS",
                                          "EXECINFO_EX_DEBUG_ROOT",
-                                         "EXECINFO_EX_SYSTEM_DEBUG_ROOT" };
+                                         "EXECINFO_EX_SYSTEM_DEBUG_ROOT", "QEMU_LD_PREFIX",
+                                         "QEMU_CPU" };
     stage_environment_clear();
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const char *value = secure_getenv(names[i]);

@@ -7,12 +7,14 @@
  *   execinfo_ex_symbolize 1
  *   options <lines: 0 none, 1 main, 2 own, 3 all> <inlines> <demangle>
  *   builder <build-id of the module that holds this library's code>
- *   module <id> <start> <end> <bias> <1: the program> <build-id> <path>
+ *   module <id> <start> <end> <bias> <1: the program> <build-id> <path> [<loader's path>]
  *   address <module id> <address> <naming address>
  *   end
  * numbers in hex but the flags; a module line comes before its first
  * address; the program's path is /proc/PID/exe, which stays the file
- * that was loaded. The answer's format is in resolved_names.h. */
+ * that was loaded, followed by the loader's path for the program, which
+ * the stage reads when /proc/PID/exe is another file (under qemu-user,
+ * the emulator). The answer's format is in resolved_names.h. */
 #include "second_stage.h"
 #include "second_stage_launch.h"
 #include "../base/json_out.h"
@@ -63,7 +65,8 @@ static void put_module(struct text_out *out, const struct index_module *module, 
     if (module->is_main) {
         text_out_string(out, "/proc/");
         text_out_decimal(out, (uint64_t)getpid());
-        text_out_string(out, "/exe");
+        text_out_string(out, "/exe\t");
+        text_out_string(out, module->path); /* if that is another file (qemu-user) */
     } else {
         text_out_string(out, module->path);
     }

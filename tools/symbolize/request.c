@@ -8,8 +8,12 @@
 #include <string.h>
 
 #include "base/array_grow.h"
+#include "symbolize/debug_file.h"
 
-#define FIELDS_MAX 8
+#include <libelf.h>
+#include <unistd.h>
+
+#define FIELDS_MAX 9
 
 static int split(char *line, char *fields[FIELDS_MAX])
 {
@@ -51,10 +55,39 @@ static unsigned build_id(const char *text, unsigned char id[MODULE_BUILD_ID_MAX]
     return (unsigned)(length / 2);
 }
 
+/* Whether the file at PATH has INFO's build-id. */
+static int has_build_id(const char *path, const struct module_info *info)
+{
+    int fd = elf_file_open(path);
+    if (fd < 0)
+        return 0;
+    unsigned char id[MODULE_BUILD_ID_MAX];
+    unsigned length = 0;
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (elf != NULL)
+        length = elf_file_build_id(elf, id, sizeof id);
+    elf_end(elf);
+    close(fd);
+    return length == info->build_id_length && memcmp(id, info->build_id, length) == 0;
+}
+
+/* The program's file: /proc/PID/exe, which holds it even if its path was
+ * replaced or removed since, unless that is another file. Under
+ * qemu-user another process's /proc/PID/exe is the emulator itself; then
+ * the path the loader gave, the line's last field. */
+static const char *program_file(const char *proc_path, const char *loader_path,
+                                const struct module_info *info)
+{
+    if (info->build_id_length == 0 || loader_path[0] != '/' || has_build_id(proc_path, info))
+        return proc_path;
+    return loader_path;
+}
+
 static int add_module(struct request *request, char *fields[], int count)
 {
     uintptr_t id, start, end, bias;
-    if (count != 8 || hex(fields[1], &id) < 0 || hex(fields[2], &start) < 0 ||
+    if ((count != 8 && count != 9) || hex(fields[1], &id) < 0 || hex(fields[2], &start) < 0 ||
         hex(fields[3], &end) < 0 || hex(fields[4], &bias) < 0 || fields[7][0] != '/')
         return -EBADMSG;
     if (array_grow(&request->modules, &request->module_capacity, request->module_count,
@@ -68,7 +101,10 @@ static int add_module(struct request *request, char *fields[], int count)
     module->info.bias = bias;
     module->info.is_main = strcmp(fields[5], "1") == 0;
     module->info.build_id_length = build_id(fields[6], module->info.build_id);
-    module->info.file_path = module->info.display_path = strdup(fields[7]);
+    const char *path = fields[7];
+    if (module->info.is_main && count == 9)
+        path = program_file(fields[7], fields[8], &module->info);
+    module->info.file_path = module->info.display_path = strdup(path);
     if (module->info.file_path == NULL)
         return -ENOMEM;
     /* The crashed program's own index keys its file as /proc/self/exe. */
