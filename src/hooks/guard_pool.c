@@ -222,9 +222,9 @@ void *guard_pool_allocate(size_t size, size_t alignment, stack_id alloc_stack)
  * slot keeps its page (the next block in it takes no page fault); a
  * larger one gives its pages back in the same call (a fresh PROT_NONE
  * mapping over them), so that a quarantined large block costs no memory.
- * Either way one system call, and one TLB flush, which is most of what
- * a sample costs (docs/PERFORMANCE.md). If it fails the pages stay
- * readable; the slot is still quarantined. */
+ * Either way one system call and one TLB flush: with the allocation's
+ * mprotect, most of what a sample costs (docs/PERFORMANCE.md). If it
+ * fails the pages stay readable; the slot is still quarantined. */
 static void make_inaccessible(int class, uint32_t index)
 {
     void *data = (void *)data_start(class, index);
