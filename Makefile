@@ -24,7 +24,8 @@ DEP_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 # module is indexed (src/symbolize/demangle.c).
 DEMANGLE_LIBS := -liberty
 DEP_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS)) $(DEMANGLE_LIBS) -lpthread
-LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP_CFLAGS)
+LIB_CFLAGS := -std=gnu11 -Wall -Wextra -fPIC -fvisibility=hidden -Iinclude $(DEP_CFLAGS) \
+	-DEXECINFO_EX_BINDIR='"$(BINDIR)"'
 
 # What differs by architecture, one file each beside the generic code,
 # picked by ARCH (cross.mk): the minidump's CPU context, a thread's
@@ -68,6 +69,8 @@ SIGNAL_SAFE_SOURCES := \
 	src/symbolize/maps_fallback.c \
 	src/symbolize/frame_format.c \
 	src/symbolize/frame_json.c \
+	src/symbolize/resolved_names.c \
+	src/symbolize/symtab_names.c \
 	src/symbolize/symbols_fd.c \
 	src/base/utc_time.c \
 	src/fatal/signal_names.c \
@@ -87,11 +90,14 @@ SIGNAL_SAFE_SOURCES := \
 	src/fatal/report_json_threads.c \
 	src/fatal/report_destination.c \
 	src/fatal/report_deliver.c \
+	src/fatal/second_stage.c \
+	src/fatal/second_stage_launch.c \
 	src/base/path_pattern.c \
 	src/threads/thread_words.c \
 	src/threads/thread_list.c \
 	src/threads/thread_proc.c \
 	src/threads/thread_request.c \
+	src/threads/thread_emulator.c \
 	src/threads/thread_gather.c \
 	src/threads/stop_world.c \
 	src/fatal/report_minidump.c \
@@ -128,6 +134,7 @@ HOOKS_SIGNAL_SAFE_SOURCES := \
 NORMAL_SOURCES := \
 	src/base/environment.c \
 	src/fatal/install.c \
+	src/fatal/symbolizer_path.c \
 	src/fatal/dump.c \
 	src/fatal/alternate_stack.c \
 	src/base/array_grow.c \
@@ -146,6 +153,7 @@ NORMAL_SOURCES := \
 	src/symbolize/inline_table.c \
 	src/symbolize/module_data.c \
 	src/symbolize/index.c \
+	src/symbolize/index_light.c \
 	src/symbolize/symbols.c \
 	src/symbolize/resolve.c
 
@@ -162,6 +170,7 @@ STATIC      := $(BUILD)/libexecinfo_ex.a
 all: $(SHARED) $(BUILD)/libexecinfo_ex.so $(STATIC) $(BUILD)/libexecinfo_ex_hooks.so \
 	$(BUILD)/libexecinfo_ex_hooks_internal.a \
 	$(BUILD)/bin/execinfo_ex_run $(BUILD)/bin/execinfo_ex_heap $(BUILD)/bin/execinfo_ex_leaks \
+	$(BUILD)/bin/execinfo_ex_symbolize \
 	$(BUILD)/execinfo_ex/mtrace_at_load.so
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
@@ -206,8 +215,9 @@ HOOKS_BASE     := $(addprefix $(BUILD)/obj/src/base/,options.o environment.o fd_
 # report has said it.
 HOOKS_BASE     += $(addprefix $(BUILD)/obj/,src/fatal/fault_access.o src/fatal/fault_access_words.o \
 	$(FAULT_ACCESS_ARCH_SOURCES:%.c=%.o))
-# zlib gzips the heap profiles (src/hooks/profile_pprof.c).
-HOOKS_LIBS     := -lz
+# zlib gzips the heap profiles (src/hooks/profile_pprof.c), loaded when the
+# first one is written (src/hooks/gzip_library.c), not linked.
+HOOKS_LIBS     := -ldl
 HOOKS_SONAME   := libexecinfo_ex_hooks.so.$(SOVERSION)
 HOOKS_SHARED   := $(BUILD)/libexecinfo_ex_hooks.so.$(VERSION)
 # For the unit tests of tests/unit/hooks_*.c: the modules without the
@@ -283,10 +293,25 @@ $(BUILD)/obj/tools/leaks/%.o: tools/leaks/%.c $(wildcard tools/leaks/*.h src/*/*
 # With the hooks library's profile writers (pprof, folded; the same
 # formats as profile=).
 LEAKS_HOOKS_OBJECTS := $(addprefix $(BUILD)/obj/src/hooks/,state_blob.o profile_values.o \
-	profile_pprof.o profile_folded.o)
+	profile_pprof.o profile_folded.o gzip_library.o)
 $(BUILD)/bin/execinfo_ex_leaks: $(LEAKS_OBJECTS) $(LEAKS_HOOKS_OBJECTS) $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(LEAKS_OBJECTS) $(LEAKS_HOOKS_OBJECTS) $(STATIC) $(DEP_LIBS) $(HOOKS_LIBS)
+
+# ---- the second stage -------------------------------------------------------
+# tools/symbolize/: started by the crash handler for the frames the index
+# cannot name or line (src/fatal/second_stage.c); the static library's own
+# index builder and lookup, as the leak report tool.
+SYMBOLIZE_SOURCES := $(sort $(wildcard tools/symbolize/*.c))
+SYMBOLIZE_OBJECTS := $(SYMBOLIZE_SOURCES:%.c=$(BUILD)/obj/%.o)
+
+$(BUILD)/obj/tools/symbolize/%.o: tools/symbolize/%.c $(wildcard tools/symbolize/*.h src/*/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc $(DEP_CFLAGS) -c $< -o $@
+
+$(BUILD)/bin/execinfo_ex_symbolize: $(SYMBOLIZE_OBJECTS) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(SYMBOLIZE_OBJECTS) $(STATIC) $(DEP_LIBS)
 
 # ---- examples and demo ------------------------------------------------------
 EXAMPLE_CFLAGS := -std=gnu11 -O0 -g -Wall -Iinclude
@@ -343,6 +368,7 @@ install: all
 	$(LAUNCH_CC) tools/execinfo_ex_run.c $(LAUNCH_SOURCES) -o $(DESTDIR)$(BINDIR)/execinfo_ex_run
 	$(LAUNCH_CC) tools/execinfo_ex_heap.c $(LAUNCH_SOURCES) -o $(DESTDIR)$(BINDIR)/execinfo_ex_heap
 	install -m 755 $(BUILD)/bin/execinfo_ex_leaks $(DESTDIR)$(BINDIR)/
+	install -m 755 $(BUILD)/bin/execinfo_ex_symbolize $(DESTDIR)$(BINDIR)/
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 include/execinfo_ex.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
@@ -374,7 +400,8 @@ uninstall:
 	rm -rf $(DESTDIR)$(LIBDIR)/execinfo_ex
 	rm -f $(patsubst man/man3/%,$(DESTDIR)$(MANDIR)/man3/%,$(MAN3))
 	rm -f $(patsubst man/man1/%,$(DESTDIR)$(MANDIR)/man1/%,$(MAN1)) $(DESTDIR)$(BINDIR)/execinfo_ex_run \
-	      $(DESTDIR)$(BINDIR)/execinfo_ex_heap $(DESTDIR)$(BINDIR)/execinfo_ex_leaks
+	      $(DESTDIR)$(BINDIR)/execinfo_ex_heap $(DESTDIR)$(BINDIR)/execinfo_ex_leaks \
+	      $(DESTDIR)$(BINDIR)/execinfo_ex_symbolize
 	rm -rf $(DESTDIR)$(DOCDIR)
 	$(call refresh_loader_cache,:)
 

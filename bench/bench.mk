@@ -219,7 +219,8 @@ $(BENCH_DIR)/many/module199.so: bench/dlopen_module.c
 # and CPython's dict_of_lists.py as whole processes: plain, under our hooks
 # library (heap=0, the defaults, the least recording), glibc's mtrace, our
 # mtrace, heaptrack --raw, and ASan builds of pool and churn. Knobs (its
-# --help): HEAP_BENCH_REPEATS, HEAP_BENCH_WORKLOADS, HEAP_BENCH_SKIP, sizes.
+# --help): HEAP_BENCH_REPEATS, HEAP_BENCH_WORKLOADS, HEAP_BENCH_SKIP, sizes,
+# HEAP_BENCH_OTHER_HOOKS (the profiler row with another build, same run).
 # bench/heap/budget.sh is the per-call budget (callgrind), run by hand. The
 # paths it runs are compiled in, absolute, so that it runs from anywhere.
 # mtrace traces only after a call to mtrace(), which neither workload makes:

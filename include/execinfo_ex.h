@@ -16,7 +16,12 @@
  * or unloaded) and read lock-free by the AS-Safe calls. A module loaded
  * since (with the static library, or by a dlopen whose result depends on
  * its caller) is written by the AS-Safe calls as path(+0xoffset), its path
- * from /proc/self/maps.
+ * from /proc/self/maps. Where the library is only preloaded (no module
+ * links it: index_at_load=auto) a module without a warm file in the index
+ * cache is not read at load either: the AS-Safe calls write its frames
+ * as path(+0xoffset) until a backtrace_symbols, backtrace_resolve or
+ * backtrace_refresh_index builds it; the crash handler names them from
+ * the module's symbol table and its second stage (a symbolizer process).
  * Needs: nothing; every call works from the first one. */
 #ifndef EXECINFO_EX_H
 #define EXECINFO_EX_H

@@ -28,7 +28,7 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
 	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe $(BUILD)/tests/cache_first_use \
-	$(BUILD)/tests/early_crash \
+	$(BUILD)/tests/early_crash $(BUILD)/tests/stage_crash $(BUILD)/tests/silent_symbolizer \
 	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names \
 	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx \
 	$(BUILD)/tests/vector_after_free \
@@ -102,6 +102,16 @@ $(BUILD)/tests/cache_probe: tests/fixtures/cache_probe.c all
 $(BUILD)/tests/cache_first_use: tests/fixtures/cache_first_use.c all
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Iinclude -Isrc $(DEP_CFLAGS) $< -o $@ $(STATIC) $(DEP_LIBS)
+
+# test_second_stage.c: a crash in a static function, inlined calls, with
+# what the second stage needs taken away; a symbolizer that never answers.
+$(BUILD)/tests/stage_crash: tests/fixtures/stage_crash.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g $< -o $@
+
+$(BUILD)/tests/silent_symbolizer: tests/fixtures/silent_symbolizer.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $< -o $@
 
 # Without our library: test_dlopen.c runs it under LD_PRELOAD.
 $(BUILD)/tests/dlopen_crash: tests/fixtures/dlopen_crash.c

@@ -11,7 +11,9 @@
  * mtrace, our profiler (execinfo_ex_heap --profile's options: a pprof
  * profile at exit), heaptrack (recording only), an ASan build (pool and churn),
  * guard_pages=1, sample=N (HEAP_BENCH_SAMPLE, 1000) and valgrind's
- * memcheck (issue 25). One run is one fork + exec + wait4, timed with
+ * memcheck (issue 25), and, when HEAP_BENCH_OTHER_HOOKS names another
+ * build of the hooks library, the profiler with that build too (two
+ * builds compared in one interleaved run). One run is one fork + exec + wait4, timed with
  * CLOCK_MONOTONIC, its peak RSS from wait4's ru_maxrss, its CPU time
  * (user + system, which another process's load changes less than the
  * wall) from wait4's rusage. It prints a
@@ -24,7 +26,8 @@
  * Run: make bench (which builds it and the programs it runs), or
  *   build/bench/heap/heap_bench [--help]
  * Environment: HEAP_BENCH_REPEATS, HEAP_BENCH_WORKLOADS, HEAP_BENCH_SKIP,
- * HEAP_BENCH_POOL_OPS, HEAP_BENCH_CHURN_OPS, HEAP_BENCH_PY_COUNT, HEAP_BENCH_SAMPLE.
+ * HEAP_BENCH_POOL_OPS, HEAP_BENCH_CHURN_OPS, HEAP_BENCH_PY_COUNT, HEAP_BENCH_SAMPLE,
+ * HEAP_BENCH_OTHER_HOOKS.
  * The paths of the programs are compiled in by bench/bench.mk. */
 #define _GNU_SOURCE
 #include "../timing.h"
@@ -71,7 +74,7 @@ extern char **environ;
 
 enum contender_kind {
     PLAIN, HOOKS_OFF, HOOKS_FULL, HOOKS_LEAST, MTRACE, OUR_MTRACE, PROFILER, HEAPTRACK, ASAN,
-    GUARD_PAGES, SAMPLE, VALGRIND, CONTENDERS
+    GUARD_PAGES, SAMPLE, VALGRIND, OTHER_PROFILER, CONTENDERS
 };
 enum workload_kind { POOL, CHURN, PYTHON, WORKLOADS };
 enum row_state { ROW_MEASURED, ROW_SKIPPED, ROW_NA, ROW_FAILED };
@@ -80,14 +83,14 @@ enum row_state { ROW_MEASURED, ROW_SKIPPED, ROW_NA, ROW_FAILED };
 static const char *contender_names[CONTENDERS] = {
     "plain", "hooks heap=0", "hooks full recording", "hooks least recording", "glibc mtrace",
     "hooks mtrace (heap=0)", "hooks profiler", "heaptrack", "ASan build",
-    "hooks guard_pages=1", "hooks sample=1000", "valgrind memcheck",
+    "hooks guard_pages=1", "hooks sample=1000", "valgrind memcheck", "other build's profiler",
 };
 
 /* Short names, for HEAP_BENCH_WORKLOADS and HEAP_BENCH_SKIP. */
 static const char *const workload_keys[WORKLOADS] = { "pool", "churn", "python" };
 static const char *const contender_keys[CONTENDERS] = {
     "plain", "heap0", "full", "least", "mtrace", "ourmtrace", "profile", "heaptrack", "asan",
-    "guard", "sample", "valgrind",
+    "guard", "sample", "valgrind", "profile2",
 };
 
 /* Issue 25: every block guarded; GWP-ASan's production mode. */
@@ -149,6 +152,7 @@ static struct {
     char pool[PATH_MAX], pool_asan[PATH_MAX];
     const char *skip;            /* HEAP_BENCH_SKIP: "contender-workload" names */
     char hooks_preload[PATH_MAX + 16];
+    char other_hooks_preload[PATH_MAX + 16];   /* HEAP_BENCH_OTHER_HOOKS; "" without */
     char mtrace_preload[2 * PATH_MAX + 16];
     char our_mtrace_preload[2 * PATH_MAX + 16];
     char malloc_trace[PATH_MAX + 16];
@@ -191,12 +195,15 @@ static void usage(void)
            "  HEAP_BENCH_WORKLOADS  comma-separated, of pool,churn,python (default all)\n"
            "  HEAP_BENCH_SKIP       rows left out, comma-separated contender-workload\n"
            "                        (contenders: plain heap0 full least mtrace ourmtrace\n"
-           "                        profile heaptrack asan guard sample valgrind; default %s,\n"
+           "                        profile heaptrack asan guard sample valgrind profile2;\n"
+           "                        default %s,\n"
            "                        \"none\" for none)\n"
            "  HEAP_BENCH_POOL_OPS   pool replacements (default %d, of " DEFAULT_POOL_LIVE " blocks)\n"
            "  HEAP_BENCH_CHURN_OPS  churn operations (default %d)\n"
            "  HEAP_BENCH_PY_COUNT   dict_of_lists.py count (default %d)\n"
            "  HEAP_BENCH_SAMPLE     the sample row's N (default %d; sample_seed=1)\n"
+           "  HEAP_BENCH_OTHER_HOOKS  another build's libexecinfo_ex_hooks.so: the\n"
+           "                        profiler row again with it (contender profile2)\n"
            "Exit status 1 only for a broken setup, never for a timing.\n",
            HEAP_PYTHON, DEFAULT_REPEATS, MAX_REPEATS, DEFAULT_SKIP, DEFAULT_POOL_OPS,
            DEFAULT_CHURN_OPS, DEFAULT_PY_COUNT, DEFAULT_SAMPLE);
@@ -413,6 +420,10 @@ static void build_command(enum contender_kind kind, const struct workload *workl
         add_environment(command, setup.hooks_preload);
         add_environment(command, setup.profiler_options);
         break;
+    case OTHER_PROFILER:
+        add_environment(command, setup.other_hooks_preload);
+        add_environment(command, setup.profiler_options);
+        break;
     case HEAPTRACK:
         add_argument(command, HEAP_HEAPTRACK);
         if (setup.heaptrack_flag != NULL)
@@ -485,7 +496,7 @@ static int check_run(enum contender_kind kind, const struct workload *workload,
                  (int)strcspn(run->output, "\n"), run->output);
         return 0;
     }
-    if (kind == PROFILER && run->trace_bytes <= 0) {
+    if ((kind == PROFILER || kind == OTHER_PROFILER) && run->trace_bytes <= 0) {
         snprintf(why, size, "no profile written");
         return 0;
     }
@@ -556,6 +567,12 @@ static void prepare(void)
     path_printf(setup.churn_asan, sizeof setup.churn_asan, "%s/churn_asan", HEAP_BENCH_DIR);
     path_printf(setup.hooks_preload, sizeof setup.hooks_preload, "LD_PRELOAD=%s",
                 HEAP_HOOKS_LIBRARY);
+    const char *other = getenv("HEAP_BENCH_OTHER_HOOKS");
+    if (other != NULL && other[0] != '\0') {
+        need_file(other, "preload library");
+        path_printf(setup.other_hooks_preload, sizeof setup.other_hooks_preload, "LD_PRELOAD=%s",
+                    other);
+    }
     path_printf(setup.mtrace_preload, sizeof setup.mtrace_preload,
                 "LD_PRELOAD=%s %s/mtrace_start.so", HEAP_MALLOC_DEBUG, HEAP_BENCH_DIR);
     path_printf(setup.our_mtrace_preload, sizeof setup.our_mtrace_preload,
@@ -618,6 +635,9 @@ static void initial_state(enum contender_kind kind, const struct workload *workl
         row->state = ROW_SKIPPED;
         snprintf(row->why, sizeof row->why, "skipped: heaptrack not installed (%s)",
                  HEAP_HEAPTRACK);
+    } else if (kind == OTHER_PROFILER && setup.other_hooks_preload[0] == '\0') {
+        row->state = ROW_SKIPPED;
+        snprintf(row->why, sizeof row->why, "skipped: HEAP_BENCH_OTHER_HOOKS not set");
     } else if (kind == VALGRIND && !setup.have_valgrind) {
         row->state = ROW_SKIPPED;
         snprintf(row->why, sizeof row->why, "skipped: valgrind not installed (%s)",
@@ -730,6 +750,10 @@ static void contender_notes(enum contender_kind kind, const struct row *row, cha
     case PROFILER:
         snprintf(notes, size, "execinfo_ex_heap --profile (%s); profile %.0f bytes",
                  PROFILER_OPTIONS, bytes);
+        break;
+    case OTHER_PROFILER:
+        snprintf(notes, size, "the same options, %.200s; profile %.0f bytes",
+                 setup.other_hooks_preload + strlen("LD_PRELOAD="), bytes);
         break;
     case HEAPTRACK:
         snprintf(notes, size, "%s%s; trace %.0f bytes; RSS: largest process of its tree",

@@ -25,6 +25,9 @@ void options_defaults(struct options *options)
     options->inlines = 1;
     options->index_cache = 1;
     options->demangle = 1;
+    options->second_stage = 1;
+    options->index_at_load = -1;
+    options->second_stage_ms = 2000;
     options->handler = -1;
     options->signals = options_default_signals();
     options->format = REPORT_TEXT;
@@ -145,6 +148,32 @@ static int parse_registers(struct options *o, const char *v, size_t n) { return 
 static int parse_modules(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->modules); }
 static int parse_inlines(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->inlines); }
 static int parse_demangle(struct options *o, const char *v, size_t n) { return parse_flag(v, n, &o->demangle); }
+
+static int parse_index_at_load(struct options *o, const char *value, size_t length)
+{
+    static const char *const words[] = { "auto", "0", "1", NULL };
+    int index;
+    if (parse_word(value, length, words, &index) < 0)
+        return -EINVAL;
+    o->index_at_load = index - 1;
+    return 0;
+}
+
+static int parse_second_stage(struct options *o, const char *value, size_t length)
+{
+    static const char *const words[] = { "0", "1", "all", NULL };
+    return parse_word(value, length, words, &o->second_stage);
+}
+
+/* An absolute path: the handler runs it with execve, no PATH search. */
+static int parse_symbolizer(struct options *o, const char *value, size_t length)
+{
+    if (length == 0 || length >= sizeof o->symbolizer || value[0] != '/')
+        return -EINVAL;
+    memcpy(o->symbolizer, value, length);
+    o->symbolizer[length] = '\0';
+    return 0;
+}
 
 static int parse_format(struct options *o, const char *value, size_t length)
 {
@@ -482,6 +511,15 @@ static int parse_threads_timeout(struct options *o, const char *value, size_t le
     return 0;
 }
 
+static int parse_second_stage_ms(struct options *o, const char *value, size_t length)
+{
+    size_t milliseconds;
+    if (parse_bounded(value, length, 1, 60000, &milliseconds) < 0)
+        return -EINVAL;
+    o->second_stage_ms = (int)milliseconds;
+    return 0;
+}
+
 /* A signal to dump on and run on: not one that cannot be caught, and
  * not 61, on which the threads answer (src/threads/thread_request.h). */
 static int parse_dump_signal(struct options *o, const char *value, size_t length)
@@ -504,6 +542,9 @@ static const struct {
     { "lines", parse_lines },         { "line_memory", parse_line_memory },
     { "inlines", parse_inlines },     { "index_cache", parse_index_cache },
     { "demangle", parse_demangle },
+    { "index_at_load", parse_index_at_load },
+    { "second_stage", parse_second_stage }, { "symbolizer", parse_symbolizer },
+    { "second_stage_ms", parse_second_stage_ms },
     { "handler", parse_handler },     { "signals", parse_signals },
     { "report", parse_report },       { "overwrite", parse_overwrite },
     { "format", parse_format },       { "frames", parse_frames },

@@ -23,6 +23,18 @@ struct options {
     int index_cache;          /* index_cache=0|1|PATH: keep built index data on disk; default 1 */
     char index_cache_path[OPTIONS_PATH_MAX]; /* its directory; "": the default one */
     int demangle;             /* demangle=0|1: store demangled names in the index; default 1 */
+    int index_at_load;        /* index_at_load=auto|0|1: read modules without a warm cache
+                                 file at load (1), or leave them to the crash handler and
+                                 the first naming call (0); auto (-1, default): 0 where
+                                 the library is only preloaded (src/symbolize/index_light.c) */
+    /* the second stage (issue 26): a symbolizer the crash handler starts
+       for the frames the index cannot name or line (src/fatal/second_stage.c) */
+    int second_stage;         /* second_stage=0|1|all: 0 never, 1 (default) for the frames
+                                 of modules the index did not read, all for every frame */
+    char symbolizer[OPTIONS_PATH_MAX]; /* symbolizer=PATH: the program; "" (default): found
+                                          at install (execinfo_ex_symbolize beside the
+                                          library's bin/, else in BINDIR) */
+    int second_stage_ms;      /* second_stage_ms=1..60000: its deadline; default 2000 */
     /* fatal-signal handler */
     int handler;              /* handler=0|1: install it at load; -1 unset: the core
                                  library does not, the hooks library does */

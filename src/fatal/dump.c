@@ -28,6 +28,7 @@ static atomic_int dumping;
 static struct crash_facts facts;    /* static: an alternate stack is small */
 static struct thread_set threads;
 static char output_buffer[4096];
+static struct second_stage stage;
 
 /* The options of the installed handler, or else the environment's (and
  * the index, built now if it never was). */
@@ -67,7 +68,7 @@ static int deliver(const struct options *options, int fd, int json)
     struct report_request request = {
         .options = options, .fd = fd, .json = json,
         .threads = &threads, .buffer = output_buffer, .buffer_size = sizeof output_buffer,
-        .middle = write_minidump, .context = &call,
+        .middle = write_minidump, .context = &call, .stage = &stage,
     };
     return report_deliver(&facts, &request);
 }

@@ -42,6 +42,7 @@ static struct crash_facts facts;         /* static: an alternate stack is small 
 static struct thread_set threads;
 static struct report_request request;
 static char output_buffer[4096];
+static struct second_stage stage;
 
 static void call_callback(const struct handler_view *view, int fd, int signo,
                           const siginfo_t *info, const void *ucontext)
@@ -101,6 +102,7 @@ static void write_report(const struct handler_view *view, int signo, const sigin
         .middle = call_callbacks, .context = &call, .lead = call_lead,
         .keep_stopped = keep_stopped,
         .threads = &threads, .buffer = output_buffer, .buffer_size = sizeof output_buffer,
+        .stage = &stage,
     };
     crash_collect(&facts, signo, info, ucontext, options->frames);
     crash_collect_fault_hints(&facts, options->free_fill);

@@ -1,8 +1,10 @@
 /* install.c: backtrace_install_fatal_handler and its LD_PRELOAD twin.
  * World: normal (options parsing, mmap, a mutex, the index build).
  *
- * Installing builds the symbol index first, so that the handler only
- * reads; gives the calling thread, and every thread created from then on,
+ * Installing publishes the symbol index first, so that the handler only
+ * reads (a preloaded library leaves modules without a warm cache file
+ * unread: the handler names them from their files and the second stage,
+ * src/fatal/second_stage.c); gives the calling thread, and every thread created from then on,
  * an alternate signal stack if it has none, so that a stack overflow
  * still gets its report; and remembers every previous action, for
  * chaining and for uninstalling. */
@@ -11,12 +13,15 @@
 #include "alternate_stack.h"
 #include "dump.h"
 #include "handler.h"
+#include "second_stage_launch.h"
+#include "symbolizer_path.h"
 #include "../base/environment.h"
 #include "../base/fd_write.h"
 #include "../symbolize/index.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
@@ -56,6 +61,18 @@ static void note_platform(void)
     fatal_handler_queue_plainly = getauxval(AT_SYSINFO_EHDR) == 0;
 }
 
+/* Field by field, not memcmp: glibc fills only the kernel's 8 bytes of
+ * sa_mask and no padding, so the rest of the struct is whatever was there. */
+static int same_action(const struct sigaction *a, const struct sigaction *b)
+{
+    if (a->sa_sigaction != b->sa_sigaction || a->sa_flags != b->sa_flags)
+        return 0;
+    for (int signo = 1; signo < HANDLER_SIGNALS; signo++)
+        if (sigismember(&a->sa_mask, signo) != sigismember(&b->sa_mask, signo))
+            return 0;
+    return 1;
+}
+
 static void install_signals(uint64_t signals, int dump_signal)
 {
     struct sigaction before[HANDLER_SIGNALS];
@@ -81,7 +98,7 @@ static void install_signals(uint64_t signals, int dump_signal)
         ours.sa_sigaction = signo == dump_signal ? dump_signal_handler : fatal_signal_handler;
         if (sigaction(signo, &ours, &previous) != 0)
             continue;
-        if (!is_ours(&previous) && memcmp(&previous, &before[signo], sizeof previous) != 0) {
+        if (!is_ours(&previous) && !same_action(&previous, &before[signo])) {
             staged.previous[signo] = previous;
             changed = 1;
         }
@@ -102,6 +119,21 @@ static void report_bad_options(const char *error)
     fd_write_all(STDERR_FILENO, line, length + 1);
 }
 
+/* What the second stage reads of the environment: where the index cache
+ * is, the options, the debug roots (src/symbolize/debug_roots.c). */
+static void pass_environment(void)
+{
+    static const char *const names[] = { "HOME", "XDG_CACHE_HOME", "EXECINFO_EX_OPTIONS",
+                                         "EXECINFO_EX_DEBUG_ROOT",
+                                         "EXECINFO_EX_SYSTEM_DEBUG_ROOT" };
+    stage_environment_clear();
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *value = secure_getenv(names[i]);
+        if (value != NULL)
+            stage_environment_add(names[i], value);
+    }
+}
+
 __attribute__((visibility("default")))
 int backtrace_install_fatal_handler(const char *options)
 {
@@ -114,9 +146,16 @@ int backtrace_install_fatal_handler(const char *options)
         return -1;
     }
     pthread_mutex_lock(&install_lock);
-    backtrace_refresh_index();
+    index_refresh_light(); /* the handler reads cold modules' symbols itself */
     alternate_stack_give_this_thread();
     alternate_stack_for_new_threads(1);
+    if (parsed.symbolizer[0] == '\0')
+        symbolizer_path_find(parsed.symbolizer, sizeof parsed.symbolizer);
+    /* set-user-ID and the like: no program started with their rights
+     * from a crash whose environment the user chose. */
+    if (getauxval(AT_SECURE))
+        parsed.second_stage = 0;
+    pass_environment();
     staged.options = parsed;
     install_signals(parsed.signals, parsed.dump_signal); /* publishes the options too */
     pthread_mutex_unlock(&install_lock);

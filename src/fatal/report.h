@@ -6,6 +6,9 @@
 #include "../threads/thread_facts.h"
 #include "../base/text_out.h"
 #include "../symbolize/index.h"
+#include "../symbolize/resolved_names.h"
+
+struct second_stage;
 
 struct report_settings {
     int registers;   /* include the registers */
@@ -13,6 +16,8 @@ struct report_settings {
     /* The crash lead (report_deliver.h), written first; NULL: none. */
     int (*lead)(int fd, void *context);
     void *lead_context;
+    /* The second stage's outcome and names (second_stage.h); NULL: none. */
+    const struct second_stage *stage;
 };
 
 /* Call the lead of SETTINGS, OUT flushed first: 1 when it asks for the
@@ -32,15 +37,18 @@ void report_json(struct text_out *out, const struct crash_facts *facts,
 /* The frames as the report writes them ("#0  ..." with file:line and the
  * inlined calls before each frame). Signal-safe. */
 void report_text_frames(struct text_out *out, void *const *frames, const unsigned char *exact,
-                        int count, const struct index_snapshot *snapshot);
+                        int count, const struct index_snapshot *snapshot,
+                        const struct resolved_names *resolved);
 
 /* The other threads, after the crashing thread's part: one section per
  * thread, then how many were left out (report_text_threads.c,
  * report_json_threads.c). Signal-safe. */
 void report_text_threads(struct text_out *out, const struct thread_set *threads,
-                         const struct index_snapshot *snapshot);
+                         const struct index_snapshot *snapshot,
+                         const struct resolved_names *resolved);
 void report_json_threads(struct text_out *out, const struct crash_facts *facts,
-                         const struct thread_set *threads, const struct index_snapshot *snapshot);
+                         const struct thread_set *threads, const struct index_snapshot *snapshot,
+                         const struct resolved_names *resolved);
 
 /* The end of each report ("*** end of report", or the closing brace):
  * after the crash callback's part. Signal-safe. */

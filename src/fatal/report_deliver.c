@@ -30,7 +30,7 @@ int report_deliver(const struct crash_facts *facts, struct report_request *reque
 {
     const struct options *options = request->options;
     struct report_settings settings = { options->registers, options->modules, request->lead,
-                                        request->context };
+                                        request->context, request->stage };
     struct report_destination destination = { .fd = request->fd };
     struct text_out out;
 
@@ -40,6 +40,9 @@ int report_deliver(const struct crash_facts *facts, struct report_request *reque
     text_out_init_fd(&out, destination.fd, request->buffer, request->buffer_size);
     report_destination_fall_back(&destination, &out);
     const struct index_snapshot *snapshot = index_acquire();
+    /* With the other threads held: their frames are asked about too. */
+    if (request->stage != NULL)
+        second_stage_run(request->stage, facts, threads, snapshot, options);
     if (request->json)
         report_json(&out, facts, threads, snapshot, &settings);
     else

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "crash_facts.h"
+#include "second_stage.h"
 #include "../base/options.h"
 #include "../threads/thread_facts.h"
 
@@ -30,6 +31,8 @@ struct report_request {
     struct thread_set *threads;
     char *buffer;
     size_t buffer_size;
+    /* The second stage's storage (second_stage.h); NULL: no second stage. */
+    struct second_stage *stage;
     int stopped;            /* set by report_deliver: threads are held */
 };
 

@@ -2,6 +2,7 @@
  * World: signal-safe (text_out, lookups in the published index).
  * Schema: docs/CRASH_REPORT.md. */
 #include "report.h"
+#include "second_stage.h"
 #include "signal_names.h"
 #include "../base/json_out.h"
 #include "../base/utc_time.h"
@@ -109,10 +110,12 @@ static void json_header(struct text_out *out, const struct crash_facts *facts)
 }
 
 static void json_frames(struct text_out *out, const struct crash_facts *facts,
-                        const struct index_snapshot *snapshot)
+                        const struct index_snapshot *snapshot,
+                        const struct resolved_names *resolved)
 {
     json_key(out, "frames", 0);
-    frame_json_array(out, snapshot, facts->frames, facts->frame_exact, facts->frame_count, 0);
+    frame_json_array_resolved(out, snapshot, resolved, facts->frames, facts->frame_exact,
+                              facts->frame_count, 0);
 }
 
 static void json_modules(struct text_out *out, const struct crash_facts *facts,
@@ -165,8 +168,10 @@ void report_json(struct text_out *out, const struct crash_facts *facts,
                  const struct thread_set *threads, const struct index_snapshot *snapshot,
                  const struct report_settings *settings)
 {
+    const struct resolved_names *resolved = second_stage_names(settings->stage);
     text_out_char(out, '{');
     json_header(out, facts);
+    second_stage_json(out, settings->stage);
     text_out_end_line(out);
     int left_out = report_call_lead(out, settings);
     if (left_out) {
@@ -176,14 +181,14 @@ void report_json(struct text_out *out, const struct crash_facts *facts,
             text_out_string(out, ",\"modules\":[]");
         text_out_end_line(out);
     } else {
-        json_frames(out, facts, snapshot);
+        json_frames(out, facts, snapshot, resolved);
         if (settings->modules)
             json_modules(out, facts, threads, snapshot);
     }
     if (settings->registers && facts->have_registers)
         json_registers(out, facts);
     if (threads != NULL)
-        report_json_threads(out, facts, threads, snapshot);
+        report_json_threads(out, facts, threads, snapshot, resolved);
 }
 
 void report_json_end(struct text_out *out)

@@ -58,7 +58,8 @@ static void json_state(struct text_out *out, char state)
 }
 
 static void json_other(struct text_out *out, const struct thread_facts *thread, int timeout_ms,
-                       const struct index_snapshot *snapshot)
+                       const struct index_snapshot *snapshot,
+                       const struct resolved_names *resolved)
 {
     text_out_string(out, ",{");
     json_key(out, "tid", 1);
@@ -80,14 +81,16 @@ static void json_other(struct text_out *out, const struct thread_facts *thread, 
         text_out_string(out, "null");
     json_syscall(out, thread);
     json_key(out, "frames", 0);
-    frame_json_array(out, snapshot, thread->frames, thread->frame_exact, thread->frame_count, 0);
+    frame_json_array_resolved(out, snapshot, resolved, thread->frames, thread->frame_exact,
+                              thread->frame_count, 0);
     text_out_char(out, '}');
     text_out_end_line(out);
 }
 
 /* The thread that writes the report: the crashing one, or the dumping one. */
 static void json_reporting(struct text_out *out, const struct crash_facts *facts,
-                          const struct index_snapshot *snapshot)
+                          const struct index_snapshot *snapshot,
+                          const struct resolved_names *resolved)
 {
     text_out_char(out, '{');
     json_key(out, "tid", 1);
@@ -111,18 +114,22 @@ static void json_reporting(struct text_out *out, const struct crash_facts *facts
     json_key(out, "syscall", 0);
     text_out_string(out, "null");
     json_key(out, "frames", 0);
-    frame_json_array(out, snapshot, facts->frames, facts->frame_exact, facts->frame_count, 0);
+    frame_json_array_resolved(out, snapshot, resolved, facts->frames, facts->frame_exact,
+                              facts->frame_count, 0);
     text_out_char(out, '}');
     text_out_end_line(out);
 }
 
 void report_json_threads(struct text_out *out, const struct crash_facts *facts,
-                         const struct thread_set *threads, const struct index_snapshot *snapshot)
+                         const struct thread_set *threads, const struct index_snapshot *snapshot,
+                         const struct resolved_names *resolved)
 {
     json_key(out, "threads_seen", 0);
     json_signed(out, threads->not_gathered != 0 ? 0 : threads->seen);
     json_key(out, "threads_left_out", 0);
     json_signed(out, threads->left_out);
+    json_key(out, "threads_of_qemu", 0);
+    json_signed(out, threads->emulator_threads);
     json_key(out, "threads_not_gathered_errno", 0);
     if (threads->not_gathered != 0)
         json_signed(out, -threads->not_gathered);
@@ -130,8 +137,8 @@ void report_json_threads(struct text_out *out, const struct crash_facts *facts,
         text_out_string(out, "null");
     json_key(out, "threads", 0);
     text_out_char(out, '[');
-    json_reporting(out, facts, snapshot);
+    json_reporting(out, facts, snapshot, resolved);
     for (int i = 0; i < threads->count; i++)
-        json_other(out, &threads->threads[i], threads->timeout_ms, snapshot);
+        json_other(out, &threads->threads[i], threads->timeout_ms, snapshot, resolved);
     text_out_char(out, ']');
 }

@@ -1,6 +1,7 @@
 /* report_text.c: the crash report for people.
  * World: signal-safe (text_out, lookups in the published index). */
 #include "report.h"
+#include "second_stage.h"
 #include "execinfo_ex.h"
 #include "signal_names.h"
 #include "../base/utc_time.h"
@@ -134,12 +135,14 @@ static void frame_number(char out[16], int number)
 }
 
 void report_text_frames(struct text_out *out, void *const *frames, const unsigned char *exact,
-                        int count, const struct index_snapshot *snapshot)
+                        int count, const struct index_snapshot *snapshot,
+                        const struct resolved_names *resolved)
 {
     struct frame_location location;
     for (int i = 0; i < count; i++) {
         uintptr_t address = (uintptr_t)frames[i];
-        lookup_frame(snapshot, address, lookup_naming_address(address, exact[i]), 1, &location);
+        resolved_lookup_frame(snapshot, resolved, address,
+                              lookup_naming_address(address, exact[i]), &location);
         char number[16];
         frame_number(number, i);
         frame_format_inlined(out, &location, number);
@@ -152,7 +155,8 @@ void report_text_frames(struct text_out *out, void *const *frames, const unsigne
 }
 
 static void text_frames(struct text_out *out, const struct crash_facts *facts,
-                        const struct index_snapshot *snapshot)
+                        const struct index_snapshot *snapshot,
+                        const struct resolved_names *resolved)
 {
     static const char *const first[] = {
         [REPORT_CRASH] = " frames, the faulting instruction first):\n",
@@ -162,7 +166,8 @@ static void text_frames(struct text_out *out, const struct crash_facts *facts,
     text_out_string(out, "*** backtrace (");
     text_out_decimal(out, (uint64_t)facts->frame_count);
     text_out_string(out, first[facts->kind]);
-    report_text_frames(out, facts->frames, facts->frame_exact, facts->frame_count, snapshot);
+    report_text_frames(out, facts->frames, facts->frame_exact, facts->frame_count, snapshot,
+                       resolved);
 }
 
 static void put_build_id(struct text_out *out, const struct index_module *module)
@@ -291,8 +296,10 @@ void report_text(struct text_out *out, const struct crash_facts *facts,
                  const struct thread_set *threads, const struct index_snapshot *snapshot,
                  const struct report_settings *settings)
 {
+    const struct resolved_names *resolved = second_stage_names(settings->stage);
     int left_out = report_call_lead(out, settings);
     text_header(out, facts);
+    second_stage_text(out, settings->stage);
     if (facts->address_unknown)
         text_fault_hints(out, facts);
     if (left_out) {
@@ -301,14 +308,14 @@ void report_text(struct text_out *out, const struct crash_facts *facts,
         text_out_string(out, "*** backtrace: left out (the heap error above says where)\n");
         text_out_end_line(out);
     } else {
-        text_frames(out, facts, snapshot);
+        text_frames(out, facts, snapshot, resolved);
         if (settings->modules)
             text_modules(out, facts, threads, snapshot);
     }
     if (settings->registers && facts->have_registers)
         text_registers(out, facts);
     if (threads != NULL)
-        report_text_threads(out, threads, snapshot);
+        report_text_threads(out, threads, snapshot, resolved);
 }
 
 void report_text_end(struct text_out *out)

@@ -91,7 +91,8 @@ static void not_gathered(struct text_out *out, int error)
 }
 
 void report_text_threads(struct text_out *out, const struct thread_set *threads,
-                         const struct index_snapshot *snapshot)
+                         const struct index_snapshot *snapshot,
+                         const struct resolved_names *resolved)
 {
     if (threads->not_gathered != 0) {
         not_gathered(out, threads->not_gathered);
@@ -107,7 +108,7 @@ void report_text_threads(struct text_out *out, const struct thread_set *threads,
         const struct thread_facts *thread = &threads->threads[i];
         thread_header(out, thread, threads->timeout_ms);
         report_text_frames(out, thread->frames, thread->frame_exact, thread->frame_count,
-                           snapshot);
+                           snapshot, resolved);
     }
     if (threads->left_out > 0) {
         text_out_string(out, "*** ");
@@ -116,6 +117,14 @@ void report_text_threads(struct text_out *out, const struct thread_set *threads,
                                                     : " more threads left out (threads=");
         text_out_decimal(out, (uint64_t)threads->cap);
         text_out_string(out, ")\n");
+        text_out_end_line(out);
+    }
+    if (threads->emulator_threads > 0) {
+        text_out_string(out, "*** ");
+        text_out_decimal(out, (uint64_t)threads->emulator_threads);
+        text_out_string(out, threads->emulator_threads == 1
+                                 ? " thread of qemu-user left out (its own, not the program's)\n"
+                                 : " threads of qemu-user left out (its own, not the program's)\n");
         text_out_end_line(out);
     }
 }

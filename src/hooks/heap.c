@@ -343,7 +343,11 @@ static void release_recorded(uintptr_t user, int with_stack)
     if (state_restored())
         state_forget(user); /* an address a restored record had is reused */
     heap_check_block(user, &facts, 0, "at free");
-    struct quarantined block = { user, facts.size, with_stack ? heap_capture(HEAP_CAPTURE_FREE) : 0 };
+    /* The free stack is kept only while the block is in the quarantine:
+     * without one (the profiler), the walk and a depot entry per freeing
+     * stack would buy nothing. */
+    int keep_stack = with_stack && quarantine_would_hold(facts.size);
+    struct quarantined block = { user, facts.size, keep_stack ? heap_capture(HEAP_CAPTURE_FREE) : 0 };
     quarantine_push_batched(&block, evict, NULL);
 }
 

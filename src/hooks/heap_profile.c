@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,6 +103,11 @@ static void write_profile_at_exit(void)
     if (!heap.recording || heap.options.profile[0] == '\0')
         return;
     heap_busy++;
+    /* What the program freed goes back to the kernel first: glibc keeps
+     * it, and the write's own pages (the index files it names frames
+     * with, zlib, its tables) would come on top and set a new peak. At
+     * exit, nothing is left to gain from keeping free memory. */
+    malloc_trim(0);
     heap_profile_write_and_tell();
     heap_busy--;
 }

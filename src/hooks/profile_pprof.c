@@ -1,5 +1,5 @@
 /* profile_pprof.c: a heap profile as pprof's profile.proto, gzipped.
- * World: normal (malloc, zlib).
+ * World: normal (malloc, zlib loaded at the first gzip: gzip_library.c).
  *
  * The encoder is hand-written, as pprof's own (profile/encode.go) is: the
  * format is varints and length-delimited fields over a handful of plain
@@ -8,14 +8,14 @@
  * written into a scratch buffer and then copied into its parent behind
  * its length. The gzip is zlib's (deflate with a gzip wrapper); pprof
  * reads a profile compressed or not, so the uncompressed encoding is
- * offered too. Field numbers are profile.proto's. */
+ * offered too, and written where zlib cannot be loaded. Field numbers are profile.proto's. */
 #include "profile_render.h"
+#include "gzip_library.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 /* A growing byte buffer; FAILED once memory ran out (later writes are
  * dropped, and the caller sees it once, at the end). */
@@ -269,13 +269,25 @@ static int write_all(int fd, const unsigned char *bytes, size_t length)
     return 0;
 }
 
-/* BYTES gzipped (zlib's deflate, a gzip header and trailer) to FD. */
+/* zlib's memory level: 4, not its default 8. Deflate's state holds a
+ * hash table of 2^(level + 7) two-byte heads, zeroed whole at the start,
+ * and a buffer of 2^(level + 6) four-byte symbols: 64 + 64 KiB of heap at
+ * 8, 4 + 4 KiB at 4, allocated at exit, where a profile's write can set
+ * the process's peak. The profile comes out up to 3% larger (churn's
+ * 32,779 bytes at 8, 33,798 at 4; pool's 910 at both). */
+#define GZIP_MEMORY_LEVEL 4
+
+/* BYTES gzipped (zlib's deflate, a gzip header and trailer) to FD;
+ * written as they are if zlib cannot be loaded (pprof reads both). */
 static int write_gzip(int fd, const unsigned char *bytes, size_t length)
 {
+    const struct gzip_library *zlib = gzip_library_load();
+    if (zlib == NULL)
+        return write_all(fd, bytes, length);
     z_stream stream;
     memset(&stream, 0, sizeof stream);
-    if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-                     Z_DEFAULT_STRATEGY) != Z_OK)
+    if (zlib->deflate_init2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, GZIP_MEMORY_LEVEL,
+                            Z_DEFAULT_STRATEGY, ZLIB_VERSION, (int)sizeof stream) != Z_OK)
         return -ENOMEM;
     unsigned char chunk[16384];
     int result = 0, status;
@@ -284,14 +296,14 @@ static int write_gzip(int fd, const unsigned char *bytes, size_t length)
     do {
         stream.next_out = chunk;
         stream.avail_out = sizeof chunk;
-        status = deflate(&stream, Z_FINISH);
+        status = zlib->deflate(&stream, Z_FINISH);
         if (status == Z_STREAM_ERROR) {
             result = -EIO;
             break;
         }
         result = write_all(fd, chunk, sizeof chunk - stream.avail_out);
     } while (result == 0 && status != Z_STREAM_END);
-    deflateEnd(&stream);
+    zlib->deflate_end(&stream);
     return result;
 }
 

@@ -213,6 +213,11 @@ static size_t back_within_bound(struct quarantined *batch, size_t taken,
     }
 }
 
+int quarantine_would_hold(size_t size)
+{
+    return capacity != 0 && size <= max_bytes;
+}
+
 void quarantine_push(const struct quarantined *block, quarantine_evict *evict, void *context)
 {
     if (capacity == 0 || block->size > max_bytes) {

@@ -33,6 +33,12 @@ int quarantine_init(size_t max_bytes);
  * EVICT, called without the lock held. World: normal (a mutex). */
 void quarantine_push(const struct quarantined *block, quarantine_evict *evict, void *context);
 
+/* Whether a push of a block of SIZE bytes would hold it back at all: with
+ * no quarantine (the profiler's quarantine=0) or a block larger than the
+ * bound, it goes straight to the evict function, and its free stack would
+ * be captured for nothing. World: signal-safe (two loads). */
+int quarantine_would_hold(size_t size);
+
 /* As quarantine_push, through the calling thread's batch: the block waits
  * there, findable by quarantine_find, until the batch holds
  * QUARANTINE_BATCH_BLOCKS blocks or a 64th of the bound in bytes, then

@@ -48,13 +48,16 @@ struct recent_stack {
  * million with 4,096 rules), and each miss is a full step. 4 structs
  * did as well as 16 on CPython and churn (3,364 M against 3,348 M
  * instructions; 1,086 M against 1,083 M) for a quarter of the memory:
- * 32 KiB a thread that allocates, all written at its first capture. */
+ * 16 KiB a kind, written at the kind's first capture: a thread that never
+ * captures a free stack (no quarantine: the profiler) never touches the
+ * free memos. */
 #define CAPTURE_MEMO_STRUCTS 4
 
 struct thread_memory {
     struct backtrace_memo memos[HEAP_CAPTURE_REPORT][CAPTURE_MEMO_STRUCTS]; /* allocation, free */
     struct backtrace_memo trace_memo;
     struct recent_stack recent[RECENT_SLOTS];
+    int memo_ready[HEAP_CAPTURE_REPORT];   /* memos[kind] initialised */
 };
 
 static __thread struct thread_memory *own __attribute__((tls_model("initial-exec")));
@@ -92,9 +95,7 @@ static struct thread_memory *thread_memory(void)
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (map == MAP_FAILED)
         return NULL;
-    own = map; /* zeroes: no recent stacks */
-    for (int kind = 0; kind < HEAP_CAPTURE_REPORT; kind++)
-        backtrace_memo_init(own->memos[kind], CAPTURE_MEMO_STRUCTS);
+    own = map; /* zeroes: no recent stacks, no memo ready */
     pthread_setspecific(exit_key, map);
     return own;
 }
@@ -135,6 +136,10 @@ stack_id heap_capture(enum heap_capture_kind kind)
     struct thread_memory *memory = kind == HEAP_CAPTURE_REPORT ? NULL : thread_memory();
     void *words[STACK_DEPOT_MAX_FRAMES + 1];
     struct backtrace_memo *memo = memory != NULL ? memory->memos[kind] : NULL;
+    if (memo != NULL && !memory->memo_ready[kind]) {
+        backtrace_memo_init(memo, CAPTURE_MEMO_STRUCTS);
+        memory->memo_ready[kind] = 1;
+    }
     const struct backtrace_caller *caller = kind == HEAP_CAPTURE_REPORT ? NULL : heap_caller;
     int frames = kind != HEAP_CAPTURE_FREE          ? heap.options.heap_frames
                  : heap.options.free_frames > 0 ? heap.options.free_frames

@@ -33,10 +33,11 @@ static void inlined_member(struct text_out *out, const struct frame_location *lo
 }
 
 static void frame_members(struct text_out *out, const struct index_snapshot *snapshot,
-                          uintptr_t address, int exact)
+                          const struct resolved_names *resolved, uintptr_t address, int exact)
 {
     struct frame_location location;
-    lookup_frame(snapshot, address, lookup_naming_address(address, exact), 1, &location);
+    resolved_lookup_frame(snapshot, resolved, address, lookup_naming_address(address, exact),
+                          &location);
     json_key(out, "address", 1);
     json_hex(out, address);
     json_key(out, "module", 0);
@@ -62,10 +63,18 @@ static void frame_members(struct text_out *out, const struct index_snapshot *sna
 void frame_json_array(struct text_out *out, const struct index_snapshot *snapshot,
                       void *const *frames, const unsigned char *exact, int count, int flags)
 {
+    frame_json_array_resolved(out, snapshot, NULL, frames, exact, count, flags);
+}
+
+void frame_json_array_resolved(struct text_out *out, const struct index_snapshot *snapshot,
+                               const struct resolved_names *resolved, void *const *frames,
+                               const unsigned char *exact, int count, int flags)
+{
     text_out_char(out, '[');
     for (int i = 0; i < count; i++) {
         text_out_string(out, i == 0 ? "{" : ",{");
-        frame_members(out, snapshot, (uintptr_t)frames[i], lookup_frame_is_exact(exact, flags, i));
+        frame_members(out, snapshot, resolved, (uintptr_t)frames[i],
+                      lookup_frame_is_exact(exact, flags, i));
         text_out_char(out, '}');
         text_out_end_line(out);
     }

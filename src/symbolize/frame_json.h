@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "index.h"
+#include "resolved_names.h"
 #include "../base/text_out.h"
 
 /* [{"address":"0x...","module":...,"function":...,"mangled":...,"offset":...,
@@ -16,5 +17,11 @@
  * address at address - 1 (the call). Signal-safe. */
 void frame_json_array(struct text_out *out, const struct index_snapshot *snapshot,
                       void *const *frames, const unsigned char *exact, int count, int flags);
+
+/* The same, with what the second stage RESOLVED (may be NULL) laid over
+ * the index's names (resolved_names.h). Signal-safe. */
+void frame_json_array_resolved(struct text_out *out, const struct index_snapshot *snapshot,
+                               const struct resolved_names *resolved, void *const *frames,
+                               const unsigned char *exact, int count, int flags);
 
 #endif

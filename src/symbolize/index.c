@@ -9,6 +9,7 @@
 #include "index.h"
 #include "file_probes.h"
 #include "index_cache.h"
+#include "index_light.h"
 #include "module_data.h"
 #include "../base/array_grow.h"
 #include "../base/environment.h"
@@ -69,6 +70,15 @@ static size_t line_bytes_used;
 #define TRIM_AFTER_BYTES (1u << 20)
 static size_t built_bytes_since_trim;
 static int built_in_refresh;   /* a module was read from its ELF file */
+/* Refreshes at load (the constructor, the install, after a dlopen) read
+ * no ELF file: a module without a warm cache file is published without
+ * data ("cold"), named in the crash handler from its file's symbol table
+ * and by the second stage (src/fatal/second_stage.c); the first refresh
+ * of a normal call that names frames builds what they left (issue 26). */
+static int light_refresh;
+static int cold_pending;       /* the published snapshot has cold modules */
+/* index_light_allowed, decided once by the constructor: -1 not yet. */
+static int loads_light = -1;
 static struct index_snapshot **retired;
 static size_t retired_count, retired_capacity;
 /* Module data replaced by a second read, unmapped with the snapshots (a
@@ -250,6 +260,11 @@ static const struct module_data *data_for(const struct module_info *module, int 
     int line_flags = with_lines >> LINE_MODE_FLAGS_SHIFT;
     const struct module_data *data =
         index_cache_load(module, budget, line_flags, active_options.demangle, &line_bytes);
+    if (data == NULL && light_refresh) {
+        cold_pending = 1; /* not remembered: the next full refresh builds it */
+        *out_of_memory = 0;
+        return NULL;
+    }
     if (data == NULL) {
         struct file_probes probes = { NULL, 0, 0, 0 };
         prepare_elf();
@@ -313,6 +328,7 @@ static struct index_snapshot *snapshot_build(const struct module_list *list, int
         out->data = data_for(module, &out_of_memory);
         memcpy(out->build_id, module->build_id, sizeof out->build_id);
         out->build_id_length = module->build_id_length;
+        out->is_main = module->is_main;
         *incomplete |= out_of_memory;
     }
     mprotect(map, bytes, PROT_READ);
@@ -355,6 +371,7 @@ static int rebuild_locked(void)
         return result;
     int incomplete;
     build_serial++;
+    cold_pending = 0;
     index_cache_prepare(&active_options, &list);
     struct index_snapshot *snapshot = snapshot_build(&list, &incomplete);
     index_cache_finish();
@@ -378,7 +395,7 @@ static int rebuild_locked(void)
     return incomplete ? -ENOMEM : 0;
 }
 
-static int refresh(int force, int after_load)
+static int refresh(int force, int after_load, int light)
 {
     unsigned long long adds, subs;
     int result = 0;
@@ -389,9 +406,12 @@ static int refresh(int force, int after_load)
     building = 1;
     load_options();
     module_list_counters(&adds, &subs);
-    if (force || !built_once || retry_pending || adds != built_adds || subs != built_subs) {
+    if (force || !built_once || retry_pending || adds != built_adds || subs != built_subs ||
+        (cold_pending && !light)) {
         built_in_refresh = 0;
+        light_refresh = light;
         result = rebuild_locked();
+        light_refresh = 0;
         /* libelf and libdw freed a few hundred KiB of scratch: give it back
          * rather than leave it resident in every process we are loaded in.
          * Nothing to give back when every module came from the cache. */
@@ -408,7 +428,23 @@ static int refresh(int force, int after_load)
 
 int index_refresh(int force)
 {
-    return refresh(force, 0);
+    return refresh(force, 0, 0);
+}
+
+/* Decided at the first refresh at load (the install's may come before
+ * the constructor), under the loader's lock like the module list. */
+static int light_allowed(void)
+{
+    const struct options *options = environment_options();
+    if (loads_light < 0)
+        loads_light = options->index_at_load >= 0 ? !options->index_at_load
+                                                  : index_light_allowed(options->heap);
+    return loads_light;
+}
+
+int index_refresh_light(void)
+{
+    return refresh(0, 0, light_allowed());
 }
 
 int index_build_now(void)
@@ -423,7 +459,7 @@ int index_refresh_after_load(void)
      * Before our constructor, its build will see everything. */
     if (building || !atomic_load(&constructed))
         return 0;
-    return refresh(0, 1);
+    return refresh(0, 1, light_allowed());
 }
 
 void index_statistics(struct index_statistics *out)
@@ -481,7 +517,7 @@ static void index_at_load(void)
      * crash handler's, looks it up when it first reads it (issue 26).
      * Not forced: with handler=1 the install's constructor may have built
      * it already, and a second build re-read the module list for nothing. */
-    index_refresh(0);
+    index_refresh_light();
     /* Registered after the build, whose allocations start the hook layer
      * (which registers its own): prepare handlers run last registered
      * first, so build_lock is taken before the hook layer's locks, which a

@@ -97,6 +97,7 @@ struct index_module {
     const struct module_data *data;  /* NULL: not readable, path(+off) only */
     unsigned char build_id[MODULE_BUILD_ID_MAX];
     unsigned build_id_length;
+    int is_main;                     /* the program (its file is /proc/PID/exe) */
 };
 
 struct index_snapshot {
@@ -117,6 +118,10 @@ int index_readers_active(void);
 
 /* Builder side (normal world). */
 int index_refresh(int force);
+/* A refresh that reads no ELF file (at load: the constructor, the
+ * install): modules without a warm cache file are published without data,
+ * and the next index_refresh builds them. */
+int index_refresh_light(void);
 int index_build_now(void);
 /* index_refresh(0) after dlopen or dlclose returned (load_watch.c): does
  * nothing inside this thread's own build or before the library's

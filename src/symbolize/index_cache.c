@@ -110,9 +110,23 @@ static int open_default_directory(void)
     return open_directory(path, parent[0] != '\0' ? parent : NULL);
 }
 
+static unsigned char given_builder_id[MODULE_BUILD_ID_MAX];
+static unsigned given_builder_id_length;
+
+void index_cache_set_builder(const unsigned char *id, unsigned length)
+{
+    given_builder_id_length = length <= MODULE_BUILD_ID_MAX ? length : 0;
+    memcpy(given_builder_id, id, given_builder_id_length);
+}
+
 /* This library's own build-id: data built by other code may differ. */
 static void find_builder(const struct module_list *list)
 {
+    if (given_builder_id_length > 0) {
+        memcpy(builder_id, given_builder_id, sizeof builder_id);
+        builder_id_length = given_builder_id_length;
+        return;
+    }
     uintptr_t here = (uintptr_t)&find_builder;
     for (size_t i = 0; i < list->count; i++) {
         const struct module_info *module = &list->modules[i];
@@ -175,7 +189,8 @@ static int key_of(const struct module_info *module, int line_mode, int demangle,
     uint64_t lanes[4] = { CACHE_FORMAT, (uint64_t)line_mode, 5 + (uint64_t)(demangle != 0), 7 };
     index_cache_mix(builder_id, builder_id_length, lanes);
     index_cache_mix((const unsigned char *)key->identity, sizeof key->identity, lanes);
-    index_cache_mix((const unsigned char *)module->file_path, strlen(module->file_path), lanes);
+    const char *key_path = module->key_path != NULL ? module->key_path : module->file_path;
+    index_cache_mix((const unsigned char *)key_path, strlen(key_path), lanes);
     index_cache_mix((const unsigned char *)roots, strlen(roots), lanes);
     uint64_t hash = lanes[0] ^ lanes[1] * 3 ^ lanes[2] * 5 ^ lanes[3] * 7;
     static const char digits[] = "0123456789abcdef";
@@ -312,6 +327,24 @@ unmap:
     return NULL;
 }
 
+/* How stale a file's atime may be before a load marks it used again. */
+#define USED_MARK_SECONDS 60
+
+/* KEY's file marked used now (its atime, which the trim orders by,
+ * index_cache_finish), at most once a minute. A warm load reads nothing
+ * of the file, so the kernel never moves its atime: the files every
+ * process loads looked unused since their writing, were the first the
+ * trim removed, and went between a process's load and its first use,
+ * whose frames in that module then had no name (issue 27's
+ * test_guard_pages, on a machine whose cache was at its cap). */
+static void mark_used(const struct cache_key *key, const struct stat *status)
+{
+    if (time(NULL) - status->st_atime < USED_MARK_SECONDS)
+        return;
+    struct timespec times[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
+    utimensat(directory, key->name, times, AT_SYMLINK_NOFOLLOW);
+}
+
 /* The file of KEY (STATUS, from fstatat) taken on its name's facts alone,
  * its module_data a placeholder for index_cache_deferred_map (issue 26):
  * only when it is ours and its mtime still has the nanoseconds its writer
@@ -372,6 +405,7 @@ const struct module_data *index_cache_load(const struct module_info *module, siz
     }
     struct module_data *data = deferred(&status, &key, &fit, line_bytes);
     if (data != NULL) {
+        mark_used(&key, &status);
         statistics.loaded++;
         return data;
     }

@@ -25,6 +25,11 @@ struct file_probes;
  * Normal world, as is everything here. */
 void index_cache_prepare(const struct options *options, const struct module_list *list);
 
+/* Before index_cache_prepare: the build-id of the library whose files
+ * these are, instead of this code's own (the second stage stores for the
+ * crashed process's library, tools/symbolize/). */
+void index_cache_set_builder(const unsigned char *id, unsigned length);
+
 /* MODULE's data from the cache, built with LINE_BUDGET (0: no lines) and
  * LINE_FLAGS (module_data.h: the inlined calls, the module's own line
  * table only) and DEMANGLE (the

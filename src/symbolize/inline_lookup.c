@@ -71,6 +71,12 @@ void lookup_inline_chain(const struct module_data *data, uint64_t address,
 int lookup_inlined(const struct frame_location *location, unsigned index,
                    struct inlined_frame *out)
 {
+    if (location->resolved_inlined != NULL) {
+        if (index >= location->resolved_inlined_count)
+            return 0;
+        *out = location->resolved_inlined[index];
+        return 1;
+    }
     if (location->inline_data == NULL || location->inline_call == INDEX_INLINE_NONE ||
         index >= LOOKUP_INLINED_MAX)
         return 0;

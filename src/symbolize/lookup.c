@@ -131,6 +131,8 @@ void lookup_frame(const struct index_snapshot *snapshot, uintptr_t address,
     out->inline_call = INDEX_INLINE_NONE;
     out->inner_file = NULL;
     out->inner_line = 0;
+    out->resolved_inlined = NULL;
+    out->resolved_inlined_count = 0;
     out->fallback_path[0] = '\0';
 
     const struct index_module *module = lookup_module(snapshot, address);

@@ -7,6 +7,8 @@
 
 #include "index.h"
 
+struct inlined_frame;
+
 struct frame_location {
     const char *module_path;     /* NULL: no module holds the address */
     uintptr_t module_bias;
@@ -25,6 +27,10 @@ struct frame_location {
     uint32_t inline_call;
     const char *inner_file;
     unsigned inner_line;
+    /* Inlined calls resolved out of process (resolved_names.h), innermost
+     * first; when set, lookup_inlined reads these instead. */
+    const struct inlined_frame *resolved_inlined;
+    unsigned resolved_inlined_count;
     char fallback_path[512];     /* storage when the path came from /proc */
 };
 

@@ -12,6 +12,9 @@ struct module_info {
     uintptr_t start, end;     /* runtime span of the PT_LOAD segments */
     char *display_path;       /* what glibc prints: argv[0] for the program */
     char *file_path;          /* what to open: /proc/self/exe for the program */
+    const char *key_path;     /* the path the index cache's key holds, NULL: file_path
+                                 (the second stage opens /proc/PID/exe for the
+                                 crashed program, whose key says /proc/self/exe) */
     const void *memory_image; /* the ELF image in memory (vdso), else NULL */
     size_t memory_size;
     int is_main;

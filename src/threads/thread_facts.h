@@ -59,6 +59,7 @@ struct thread_set {
     int count;
     int seen;                     /* threads listed in /proc/self/task, the reporter too */
     int left_out;                 /* past the threads= cap */
+    int emulator_threads;         /* qemu-user's own, not in seen (thread_emulator.c) */
     int cap;                      /* threads=: the reporter included */
     int timeout_ms;
     int not_gathered;             /* nonzero: why nothing was gathered (a -errno) */

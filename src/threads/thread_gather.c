@@ -10,6 +10,7 @@
  * so that they do not cost the whole deadline. */
 #define _GNU_SOURCE
 #include "thread_gather.h"
+#include "thread_emulator.h"
 #include "thread_list.h"
 #include "thread_proc.h"
 #include "thread_request.h"
@@ -177,6 +178,12 @@ int thread_gather(struct thread_set *set, const struct gather_settings *settings
         set->not_gathered = count;
         return count;
     }
+    /* Before the cap's count: qemu-user's threads are not the program's
+     * and are neither asked nor counted (thread_emulator.c). */
+    int listed = count;
+    count = thread_emulator_leave_out(tids, count);
+    set->emulator_threads = listed - count;
+    set->seen -= set->emulator_threads;
     set->count = count;
     set->left_out = set->seen - 1 - count > 0 ? set->seen - 1 - count : 0;
     static unsigned char asked[THREADS_CAP_MAX]; /* one gatherer at a time */

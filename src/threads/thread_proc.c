@@ -113,16 +113,24 @@ static int status_mask(const char *status, const char *key, uint64_t *mask)
  * blocked too, until the handler returns (our own request's, while it
  * answers). One that blocks it with SIGNO still pending (SigPnd: its
  * own queue, where a request sent to it by tid waits) cannot take it. */
-int thread_proc_blocks(pid_t tid, int signo)
+int thread_proc_signal_masks(pid_t tid, uint64_t *blocked, uint64_t *pending)
 {
     char buffer[2048];
     long length = read_task_file(tid, "status", buffer, sizeof buffer);
     if (length < 0)
         return (int)length;
-    uint64_t blocked, pending;
-    if (status_mask(buffer, "\nSigBlk:", &blocked) < 0 ||
-        status_mask(buffer, "\nSigPnd:", &pending) < 0)
+    if (status_mask(buffer, "\nSigBlk:", blocked) < 0 ||
+        status_mask(buffer, "\nSigPnd:", pending) < 0)
         return -EINVAL;
+    return 0;
+}
+
+int thread_proc_blocks(pid_t tid, int signo)
+{
+    uint64_t blocked, pending;
+    int error = thread_proc_signal_masks(tid, &blocked, &pending);
+    if (error < 0)
+        return error;
     if (!((pending >> (signo - 1)) & 1))
         return 0; /* nothing waits: it took the request, or is taking it */
     /* SIGKILL and SIGSTOP can never be blocked, and glibc's

@@ -9,6 +9,11 @@
  * Returns 0, or -ENOENT when the thread is gone. Signal-safe. */
 int thread_proc_stat(pid_t tid, char *name, char *state);
 
+/* From .../status: the signals it blocks (SigBlk) and those pending at
+ * it alone (SigPnd), bit N - 1 for signal N, as the kernel numbers them.
+ * Returns 0 or a negative errno (-ENOENT: gone). Signal-safe. */
+int thread_proc_signal_masks(pid_t tid, uint64_t *blocked, uint64_t *pending);
+
 /* From .../status: 1 if it blocks SIGNO with SIGNO pending at it (so it
  * cannot take it: a thread inside a handler of SIGNO blocks it too, with
  * nothing pending), 2 if so and it blocks every signal that can be

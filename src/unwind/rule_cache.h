@@ -31,13 +31,26 @@ struct rule_cache_slot {
     atomic_uint flags;              /* cfa_register | rbp_saved << 8 | outermost << 9 */
 };
 
-extern struct rule_cache_slot rule_cache_slots[RULE_CACHE_SLOTS];
+extern struct rule_cache_slot rule_cache_slots[RULE_CACHE_SLOTS]
+    __attribute__((aligned(4096)));
 extern atomic_uint rule_cache_current_generation;
+
+/* A slot is chosen in two steps: the page of slots by the pc's 4 KiB of
+ * code, then the slot in that page by the pc itself. A program whose
+ * captures step through a few pages of code touches as many pages of the
+ * cache, not all 32 of them (a hash of the pc alone spread pool's few
+ * dozen pcs over 30 pages: 120 KiB of resident memory for nothing). */
+#define RULE_CACHE_SLOTS_PER_PAGE (4096 / sizeof(struct rule_cache_slot))
+#define RULE_CACHE_PAGES (RULE_CACHE_SLOTS / RULE_CACHE_SLOTS_PER_PAGE)
+_Static_assert(4096 % sizeof(struct rule_cache_slot) == 0 && RULE_CACHE_PAGES > 0,
+               "a page holds whole slots");
 
 static inline struct rule_cache_slot *rule_cache_slot_for(uintptr_t pc)
 {
+    uintptr_t code_page = (pc >> 12) * (uintptr_t)0x9e3779b97f4a7c15u;
     uintptr_t hash = pc * (uintptr_t)0x9e3779b97f4a7c15u;
-    return &rule_cache_slots[(hash >> 40) % RULE_CACHE_SLOTS];
+    return &rule_cache_slots[(code_page >> 40) % RULE_CACHE_PAGES * RULE_CACHE_SLOTS_PER_PAGE +
+                             (hash >> 40) % RULE_CACHE_SLOTS_PER_PAGE];
 }
 
 /* Returns 1 and the rule if PC is cached. Signal-safe, wait-free. */

@@ -2,8 +2,9 @@
 # readme.sh: README.md's `sh-aarch64` block, as written (issue 27), run by
 # make test-aarch64. As tests/readme/run.sh does for the native blocks:
 # the apt-get line is not run (it installs packages as root; .ci/run has
-# installed them), /opt/x-aarch64 becomes a fresh prefix, `make` lines run
-# in the source tree and the others in a scratch directory where prog.c
+# installed them), /opt/x-aarch64 becomes a fresh prefix, `make` and
+# `sh tools/...` lines run in the source tree and the others in a scratch
+# directory where prog.c
 # is examples/print_trace.c (there a `make` inside the line, as in
 # "$(make -s ... qemu-prefix)", is the source tree's: make -C). The block passes when every line succeeds and
 # the last, ./prog under qemu, prints a trace naming dummy_function and
@@ -23,7 +24,7 @@ while IFS= read -r line; do
         "apt-get "*) echo "# not run (installs packages): $line"; continue ;;
     esac
     line=$(printf '%s\n' "$line" | sed "s|/opt/x-aarch64|$tmp/prefix|g")
-    case $line in make*) where=$root ;; *) where=$tmp/scratch ;; esac
+    case $line in make* | "sh tools/"*) where=$root ;; *) where=$tmp/scratch ;; esac
     if ! (cd "$where" && sh -c "make() { command make -C '$root' \"\$@\"; }; $line") \
         > "$tmp/out" 2>&1; then
         echo "not ok - README.md sh-aarch64: $line"; sed 's/^/#   /' "$tmp/out" | tail -20

@@ -252,3 +252,28 @@ Test(quarantine, a_flush_far_over_the_bound_evicts_in_bounded_batches, .timeout 
     cr_assert_eq(stats.blocks + evicted_total, pushed, "%zu in the ring, %zu evicted, %zu pushed",
                  stats.blocks, evicted_total, pushed);
 }
+
+/* Whether a free's stack is worth capturing: only if the push keeps the
+ * block. Without a quarantine (the profiler's quarantine=0) nothing is
+ * kept, and a block over the bound goes straight through. */
+Test(quarantine, would_hold_only_what_a_push_keeps, .timeout = 60)
+{
+    cr_assert_not(quarantine_would_hold(16), "no quarantine yet");
+    cr_assert_eq(quarantine_init(0), 0);
+    cr_assert_not(quarantine_would_hold(16), "quarantine=0 holds nothing");
+}
+
+Test(quarantine, would_hold_within_the_bound, .timeout = 60)
+{
+    cr_assert_eq(quarantine_init(4096), 0);
+    cr_assert(quarantine_would_hold(16));
+    cr_assert(quarantine_would_hold(4096));
+    cr_assert_not(quarantine_would_hold(4097), "a block over the bound goes straight to eviction");
+    /* What quarantine_push does with the same block agrees. */
+    struct quarantined big = { 0x100000, 4097, 7 }, found;
+    quarantine_push(&big, evict_nothing, NULL);
+    cr_assert_not(quarantine_find(big.user, &found));
+    struct quarantined small = { 0x200000, 64, 9 };
+    quarantine_push(&small, evict_nothing, NULL);
+    cr_assert(quarantine_find(small.user, &found));
+}

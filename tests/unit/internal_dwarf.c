@@ -111,6 +111,40 @@ Test(rule_cache, stores_finds_and_forgets)
     cr_assert_not(rule_cache_find(0x5151, &found));
 }
 
+/* The cache's slots for the pcs of one 4 KiB page of code are on one page
+ * of the cache: a program that steps through a few pages of code keeps a
+ * few pages of it resident, not all of them (the profiler's peak RSS). */
+Test(rule_cache, one_page_of_code_one_page_of_slots)
+{
+    uintptr_t base = (uintptr_t)&rule_cache_slots[0];
+    cr_assert_eq(base % 4096, 0, "the slots start on a page");
+    for (uintptr_t code = 0x555555554000u; code < 0x555555554000u + 64 * 4096; code += 4096) {
+        uintptr_t page = ((uintptr_t)rule_cache_slot_for(code) - base) / 4096;
+        for (uintptr_t pc = code; pc < code + 4096; pc += 7)
+            cr_assert_eq(((uintptr_t)rule_cache_slot_for(pc) - base) / 4096, page,
+                         "pc %#lx of the page at %#lx", (unsigned long)pc, (unsigned long)code);
+    }
+    /* Within a page the pcs still spread over its slots. */
+    char used[RULE_CACHE_SLOTS_PER_PAGE] = { 0 };
+    unsigned distinct = 0;
+    for (uintptr_t pc = 0x7f0000001000u; pc < 0x7f0000001000u + 4096; pc += 16) {
+        size_t slot = (size_t)(rule_cache_slot_for(pc) - rule_cache_slots) % RULE_CACHE_SLOTS_PER_PAGE;
+        distinct += !used[slot];
+        used[slot] = 1;
+    }
+    cr_assert_gt(distinct, RULE_CACHE_SLOTS_PER_PAGE / 2, "256 pcs took %u of the page's %zu slots",
+                 distinct, (size_t)RULE_CACHE_SLOTS_PER_PAGE);
+    /* And pages of code spread over the cache's pages. */
+    char pages[RULE_CACHE_PAGES] = { 0 };
+    unsigned page_count = 0;
+    for (uintptr_t code = 0x7f0000000000u; code < 0x7f0000000000u + 256 * 4096; code += 4096) {
+        size_t page = (size_t)(rule_cache_slot_for(code) - rule_cache_slots) / RULE_CACHE_SLOTS_PER_PAGE;
+        page_count += !pages[page];
+        pages[page] = 1;
+    }
+    cr_assert_eq(page_count, RULE_CACHE_PAGES, "256 pages of code reach every page of the cache");
+}
+
 __attribute__((noinline)) static int plain_function(int x)
 {
     return x + 1;

@@ -13,6 +13,7 @@
 #include <sys/personality.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 
 struct probe {
     int enabled;
@@ -454,6 +455,61 @@ Test(index_cache, a_file_written_after_the_load_is_refused_at_the_first_use)
     cr_assert_str_eq(after.frame, cold.frame);
 }
 
+/* PATH last read USED seconds ago and written WRITTEN seconds ago, the
+ * nanoseconds kept (the mtime's are the writer's stamp). */
+static void age(const char *path, time_t used, time_t written)
+{
+    struct stat status;
+    cr_assert_eq(stat(path, &status), 0, "%s", path);
+    time_t now = time(NULL);
+    struct timespec times[2] = { { now - used, status.st_atim.tv_nsec },
+                                 { now - written, status.st_mtim.tv_nsec } };
+    cr_assert_eq(utimensat(AT_FDCWD, path, times, 0), 0, "%s", path);
+}
+
+/* The trim (past the size cap) removes the least recently used files
+ * first. A warm load reads nothing of a file and marks it used itself:
+ * files written an hour ago and loaded now are kept, and one used half
+ * an hour ago goes. Before, the files every process loaded were the
+ * first to go, between a process's load and its first use (issue 27:
+ * frames without names on a machine whose cache was at its cap). */
+Test(index_cache, the_files_a_warm_load_used_outlive_the_trim)
+{
+    char directory[64], stale[128], options[256];
+    fresh_directory(directory, sizeof directory);
+    run_first_use(directory, "keep");
+    char names[64][320];
+    int count = cache_files(directory, names, 64);
+    cr_assert_gt(count, 0);
+    /* Read since their writing, as the kernel's relatime leaves them: a
+     * read moves the atime again only a day later. */
+    for (int i = 0; i < count; i++)
+        age(names[i], 3600, 7200);
+    /* Past the cap: 70 MB, sparse (no disk), used half an hour ago. */
+    snprintf(stale, sizeof stale, "%s/stale.idx", directory);
+    int fd = open(stale, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(ftruncate(fd, (off_t)70 << 20), 0);
+    close(fd);
+    age(stale, 1800, 1800);
+    /* A warm load with no first use: no file read (the kernel would
+     * move the atime of a file whose ctime is newer: the ages above). */
+    static struct child_result loaded;
+    char program[512];
+    snprintf(program, sizeof program, "%s/cache_first_use", tests_dir());
+    cache_option(options, sizeof options, directory, "");
+    snprintf(options_entry, sizeof options_entry, "EXECINFO_EX_OPTIONS=%s", options);
+    char *argv[] = { program, directory, "load", NULL };
+    run_program(program, argv, set_options, NULL, &loaded);
+    assert_exited_with(&loaded, 0);
+    cr_assert(strstr(loaded.output, "mapped_at_load=0\n") != NULL, "%s", loaded.output);
+    /* Another program's first run stores its file, and trims. */
+    cr_assert_gt(run_probe(options).stored, 0);
+    cr_assert_neq(access(stale, F_OK), 0, "the trim ran: the least recently used file is gone");
+    for (int i = 0; i < count; i++)
+        cr_assert_eq(access(names[i], F_OK), 0, "%s was trimmed, used a moment ago", names[i]);
+}
+
 /* Every offset of every file of DIRECTORY out of bounds and every name
  * byte a control character, the checksum left wrong, and the mtime put
  * back as it was: a file damaged under an unchanged stamp, which the
@@ -760,7 +816,7 @@ Test(index_cache, a_debug_root_given_later_is_searched, .timeout = 60)
 }
 Test(index_cache, with_every_line_table_too) { same_frames("lines=all"); }
 
-/* ---- the shared library, warm: no ELF file read, libdw not loaded ---- */
+/* ---- the shared library, preloaded: no ELF file read, libdw not loaded ---- */
 
 static char debug_options[512], debug_preload[600];
 
@@ -784,16 +840,27 @@ static void run_true_preloaded(const char *directory, struct child_result *resul
     assert_exited_with(result, 0);
 }
 
-Test(index_cache, a_warm_process_does_not_load_libdw)
+/* Issue 26 (wt-cold): a preloaded library reads no module at load,
+ * cold or warm; the cache is filled by the second stage of a crash (the
+ * crash's modules, libc among them), which a later process finds. */
+Test(index_cache, a_preloaded_process_does_not_load_libdw_cold_or_warm, .timeout = 60)
 {
     static struct child_result cold, warm;
-    char directory[64];
+    static char frames[1 << 14];
+    char directory[64], options[256];
     fresh_directory(directory, sizeof directory);
     run_true_preloaded(directory, &cold);
-    cr_assert(strstr(cold.output, "file=libdw.so.1") != NULL, "cold: libdw read the modules:\n%s",
+    cr_assert(strstr(cold.output, "libexecinfo_ex.so.0") != NULL, "%s", cold.output);
+    cr_assert(strstr(cold.output, "file=libdw.so.1") == NULL, "cold: libdw loaded:\n%s",
               cold.output);
+    cr_assert(strstr(cold.output, "file=libelf.so.1") == NULL, "cold: libelf loaded:\n%s",
+              cold.output);
+    char names[64][320];
+    cr_assert_eq(cache_files(directory, names, 64), 0, "nothing read, nothing stored");
+    cache_option(options, sizeof options, directory, "");
+    crash_frames(options, frames, sizeof frames);
+    cr_assert_gt(cache_files(directory, names, 64), 2, "the crash's second stage stored");
     run_true_preloaded(directory, &warm);
-    cr_assert(strstr(warm.output, "libexecinfo_ex.so.0") != NULL, "%s", warm.output);
     cr_assert(strstr(warm.output, "file=libdw.so.1") == NULL, "warm: libdw loaded:\n%s",
               warm.output);
     cr_assert(strstr(warm.output, "file=libelf.so.1") == NULL, "warm: libelf loaded:\n%s",

@@ -341,7 +341,9 @@ static void assert_fault_at_access(const struct child_result *result, const char
 
 /* Aligned allocations are sampled too, at their alignment (sample=1:
  * every allocation), and their reads after free are found. */
-Test(guard_pages, sampled_aligned_blocks_keep_their_alignment, .timeout = 60)
+/* Nine crashes: under qemu-user each is about 4 s on a loaded machine
+ * (the cold crash path translated), so the bound is 120 s. */
+Test(guard_pages, sampled_aligned_blocks_keep_their_alignment, .timeout = 120)
 {
     static const char *const functions[] = { "posix_memalign", "aligned_alloc", "memalign" };
     static const char *const alignments[] = { "32", "256", "4096" };

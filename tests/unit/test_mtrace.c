@@ -150,7 +150,10 @@ Test(mtrace, glibc_script_reads_the_trace_and_names_each_leak_by_line)
     cr_assert_null(strstr(table, "was never alloc'd"), "%s", table);
 }
 
-/* Every line is one of the forms of docs/MTRACE.md. */
+/* Every line of TEXT one of the forms of docs/MTRACE.md. One assertion
+ * for the whole text rather than three a line: each Criterion assertion
+ * is a message to its runner, and the eight threads' trace has 32,000
+ * lines. */
 static void assert_well_formed(const char *text)
 {
     regex_t form;
@@ -159,50 +162,68 @@ static void assert_well_formed(const char *text)
                          "@ ([^ ]+:)?\\[0x[0-9a-f]+\\] ([+>] 0x[0-9a-f]+ 0x[0-9a-f]+|[-<] 0x[0-9a-f]+|! 0x[0-9a-f]+ 0x[0-9a-f]+)|"
                          "# stack( ([^ ]+:)?\\[0x[0-9a-f]+\\])*)$",
                          REG_EXTENDED | REG_NOSUB), 0);
-    const char *line = text;
+    const char *line = text, *why = NULL;
     int number = 1;
-    while (*line != '\0') {
+    static char copy[8192];
+    while (*line != '\0' && why == NULL) {
         const char *end = strchr(line, '\n');
-        cr_assert_not_null(end, "line %d has no end: %s", number, line);
-        char copy[8192];
-        size_t length = (size_t)(end - line);
-        cr_assert_lt(length, sizeof copy);
+        size_t length = end != NULL ? (size_t)(end - line) : strlen(line);
+        if (length >= sizeof copy)
+            length = sizeof copy - 1;
         memcpy(copy, line, length);
         copy[length] = '\0';
-        cr_assert_eq(regexec(&form, copy, 0, NULL, 0), 0, "line %d malformed: '%s'", number, copy);
-        line = end + 1;
-        number++;
+        if (end == NULL)
+            why = "has no end";
+        else if ((size_t)(end - line) >= sizeof copy)
+            why = "is too long";
+        else if (regexec(&form, copy, 0, NULL, 0) != 0)
+            why = "is malformed";
+        else
+            line = end + 1, number++;
     }
     regfree(&form);
+    cr_assert_null(why, "line %d %s: '%s'", number, why, copy);
 }
 
 /* Replays the trace: each "+" of a pointer not live, each "-" of a live
- * one, in file order. Returns how many blocks are left. */
+ * one, in file order. Returns how many blocks are left; asserts (once)
+ * that no pointer was allocated twice or released before it was. */
 static int replay_in_order(const char *text)
 {
     static unsigned long live[1 << 16];
     int live_count = 0;
-    for (const char *line = text; line != NULL && *line != '\0';) {
-        char op;
-        unsigned long pointer;
-        const char *event = strchr(line, ']');
-        if (line[0] == '@' && event != NULL && sscanf(event + 1, " %c %lx", &op, &pointer) == 2) {
+    const char *why = NULL;
+    unsigned long pointer = 0;
+    for (const char *line = text; line != NULL && *line != '\0' && why == NULL;) {
+        char op, event[64] = "";
+        const char *bracket = line[0] == '@' ? strchr(line, ']') : NULL;
+        /* sscanf of a copy: glibc's measures the whole string it is
+         * given, and the rest of a 2 MB trace at each line was minutes
+         * under qemu-user. */
+        if (bracket != NULL) {
+            size_t length = strcspn(bracket + 1, "\n");
+            memcpy(event, bracket + 1, length < sizeof event - 1 ? length : sizeof event - 1);
+        }
+        if (bracket != NULL && sscanf(event, " %c %lx", &op, &pointer) == 2) {
             int found = -1;
             for (int i = 0; i < live_count; i++)
                 if (live[i] == pointer)
                     found = i;
-            if (op == '+' || op == '>') {
-                cr_assert_eq(found, -1, "0x%lx allocated twice without a free", pointer);
-                cr_assert_lt(live_count, 1 << 16);
+            if ((op == '+' || op == '>') && found != -1)
+                why = "allocated twice without a free";
+            else if ((op == '+' || op == '>') && live_count == 1 << 16)
+                why = "is past the test's table";
+            else if (op == '+' || op == '>')
                 live[live_count++] = pointer;
-            } else if (op == '-' || op == '<') {
-                cr_assert_neq(found, -1, "0x%lx released before it was allocated", pointer);
+            else if ((op == '-' || op == '<') && found == -1)
+                why = "released before it was allocated";
+            else if (op == '-' || op == '<')
                 live[found] = live[--live_count];
-            }
         }
         line = strchr(line, '\n');
         line = line != NULL ? line + 1 : NULL;
     }
+    cr_assert_null(why, "0x%lx %s", pointer, why);
     return live_count;
 }
 
