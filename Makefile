@@ -126,6 +126,7 @@ HOOKS_SIGNAL_SAFE_SOURCES := \
 	src/hooks/heap_summary.c \
 	src/hooks/guard_fault.c \
 	src/hooks/guard_pool_lookup.c \
+	src/hooks/segv_owner.c \
 	src/hooks/leak_scan.c \
 	src/hooks/leak_report.c \
 	src/hooks/leak_ignore.c \
@@ -224,7 +225,8 @@ HOOKS_SHARED   := $(BUILD)/libexecinfo_ex_hooks.so.$(VERSION)
 # glibc's malloc and dlopen.
 HOOKS_INTERNAL := $(BUILD)/libexecinfo_ex_hooks_internal.a
 HOOKS_REPLACED := malloc free calloc realloc reallocarray posix_memalign memalign \
-	aligned_alloc valloc pvalloc malloc_usable_size mtrace muntrace dlopen dlmopen dlclose
+	aligned_alloc valloc pvalloc malloc_usable_size mtrace muntrace dlopen dlmopen dlclose \
+	sigaction signal
 # dlopen: src/hooks/dlopen_deepbind.c, which passes it on to the core's;
 # dlmopen, dlclose: passed on to the core's (src/symbolize/load_watch_forward.c).
 HOOKS_FORWARD  := $(BUILD)/obj/src/symbolize/load_watch_forward.o
@@ -238,7 +240,7 @@ $(BUILD)/libexecinfo_ex_hooks.so: $(HOOKS_SHARED)
 	ln -sf libexecinfo_ex_hooks.so.$(VERSION) $(BUILD)/$(HOOKS_SONAME)
 	ln -sf $(HOOKS_SONAME) $@
 
-$(HOOKS_INTERNAL): $(filter-out $(BUILD)/obj/src/hooks/allocator.o $(BUILD)/obj/src/hooks/dlopen_deepbind.o,$(HOOKS_OBJECTS))
+$(HOOKS_INTERNAL): $(filter-out $(BUILD)/obj/src/hooks/allocator.o $(BUILD)/obj/src/hooks/dlopen_deepbind.o $(BUILD)/obj/src/hooks/segv_owner.o,$(HOOKS_OBJECTS))
 	rm -f $@
 	$(AR) rcs $@ $^
 

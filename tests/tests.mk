@@ -32,7 +32,7 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names \
 	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx \
 	$(BUILD)/tests/vector_after_free \
-	$(BUILD)/tests/guard_access $(BUILD)/tests/guard_vector
+	$(BUILD)/tests/guard_access $(BUILD)/tests/guard_vector $(BUILD)/tests/guard_owner
 # gcc cannot link a sanitized program -static: test-asan leaves their tests out.
 # test_leak_check's programs leak on purpose, one build with -fsanitize=leak,
 # beside the hooks library: test-asan leaves test_leak_check out.
@@ -233,6 +233,12 @@ $(BUILD)/tests/guard_access: tests/fixtures/guard_access.c tests/fixtures/guard_
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fno-builtin -Iinclude $(filter %.c,$^) -o $@ \
 		-L$(BUILD) -lexecinfo_ex_hooks -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+# A program that owns SIGSEGV, or the crash lead, over a guard page's fault.
+$(BUILD)/tests/guard_owner: tests/fixtures/guard_owner.c all
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -fno-builtin -Iinclude $< -o $@ \
+		-L$(BUILD) -lexecinfo_ex_hooks -lexecinfo_ex -Wl,-rpath,$(CURDIR)/$(BUILD)
 
 $(BUILD)/tests/guard_vector: tests/fixtures/guard_vector.cpp all
 	@mkdir -p $(dir $@)

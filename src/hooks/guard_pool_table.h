@@ -42,6 +42,8 @@ extern struct guard_pool {
     size_t ring_head, ring_count;
     atomic_flag lock;
     int sampling;              /* sample=N: a spent budget is no news */
+    _Atomic size_t marked;     /* slots whose guard pages are kept apart */
+    size_t mark_budget;        /* at most: vm.max_map_count / 16 */
     _Atomic int said_fallback;
 } guard_pool_state;
 /* Its short name in the two files. */

@@ -18,6 +18,7 @@ struct heap_state {
     struct block_layout layout;
     struct options options;
     uintptr_t own_start, own_end;  /* this library's code: not the caller's frames */
+    uintptr_t core_start, core_end; /* libexecinfo_ex's, when it is another object */
     /* The fatal handler we installed and our crash section in it: a heap
      * error then goes into the report of the abort that follows. */
     int crash_section_added;

@@ -78,8 +78,11 @@ static void find_own_code(void)
         stack_counts_exclude(heap.own_start, heap.own_end);
     }
     if (_dl_find_object((void *)backtrace_resolve, &object) == 0 &&
-        (uintptr_t)object.dlfo_map_start != heap.own_start)
-        stack_counts_exclude((uintptr_t)object.dlfo_map_start, (uintptr_t)object.dlfo_map_end);
+        (uintptr_t)object.dlfo_map_start != heap.own_start) {
+        heap.core_start = (uintptr_t)object.dlfo_map_start;
+        heap.core_end = (uintptr_t)object.dlfo_map_end;
+        stack_counts_exclude(heap.core_start, heap.core_end);
+    }
 }
 
 /* Loading the hooks is enough to get crash reports too, unless handler=0.

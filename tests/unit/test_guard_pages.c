@@ -309,7 +309,8 @@ Test(guard_pages, sample_1000_finds_one_of_10000_reads_after_free, .timeout = 60
 /* A report of KIND found at the access whose line the fixture printed
  * ("line FUNCTION N" on stdout, before it): frame 0 of the access stack
  * is FUNCTION at that line of guard_access.c. */
-static void assert_fault_at_access(const struct child_result *result, const char *kind)
+static void assert_fault_in(const struct child_result *result, const char *kind,
+                            const char *source)
 {
     const char *text = result->output;
     char function[64], needle[256];
@@ -325,9 +326,17 @@ static void assert_fault_at_access(const struct child_result *result, const char
     snprintf(needle, sizeof needle, "(%s+0", function);
     const char *named = strstr(at, needle);
     cr_assert(named != NULL && named < frame0_end, "frame 0 is not %s:\n%s", function, text);
-    snprintf(needle, sizeof needle, "] at %s:%d\n", ACCESS_SOURCE, line);
+    snprintf(needle, sizeof needle, "] at %s:%d\n", source, line);
     cr_assert(strncmp(frame0_end + 1 - strlen(needle), needle, strlen(needle)) == 0,
-              "frame 0 is not at %s:%d:\n%s", ACCESS_SOURCE, line, text);
+              "frame 0 is not at %s:%d:\n%s", source, line, text);
+    snprintf(needle, sizeof needle, "SUMMARY: execinfo_ex: %s %s:%d in %s", kind, source, line,
+             function);
+    line_after(text, at, needle);
+}
+
+static void assert_fault_at_access(const struct child_result *result, const char *kind)
+{
+    assert_fault_in(result, kind, ACCESS_SOURCE);
 }
 
 /* Aligned allocations are sampled too, at their alignment (sample=1:
@@ -426,4 +435,96 @@ Test(guard_pages, guarded_blocks_are_in_the_leak_check, .timeout = 120)
     cr_assert(strstr(plain, "Direct leak") == NULL); /* global: nothing leaked */
     leak_lines("leak_check=1:guard_pages=1", "list", guarded, sizeof guarded);
     cr_assert_not_null(strstr(guarded, "Indirect leak"), "%s", guarded);
+}
+
+/* ---- the program owns SIGSEGV, or the crash lead (docs/DECISIONS.md,
+ * "A guard page's fault when the program owns SIGSEGV") ---- */
+
+#define OWNER_SOURCE "tests/fixtures/guard_owner.c"
+#define OWNER_NOTICE "execinfo_ex: the program replaced the crash report's SIGSEGV handler"
+
+static const char *const guarding[] = { "guard_pages=1", "sample=1:sample_seed=11" };
+
+/* A handler that passes the signal on: the whole report, after what the
+ * program's handler wrote, the notice said once before. */
+Test(guard_pages, a_program_handler_that_chains_gets_the_whole_report, .timeout = 60)
+{
+    for (size_t i = 0; i < sizeof guarding / sizeof guarding[0]; i++) {
+        static struct child_result result;
+        char *arguments[] = { "guard_owner", "chain", NULL };
+        run_fixture(guarding[i], arguments, &result);
+        assert_fault_in(&result, "heap-use-after-free", OWNER_SOURCE);
+        const char *text = result.output;
+        const char *at = line_after(text, text, OWNER_NOTICE);
+        at = line_after(text, at, "own handler\n");
+        at = line_after(text, at, "*** execinfo_ex: heap error: heap-use-after-free at 0x");
+        at = line_after(text, at, "*** freed by thread ");
+        line_after(text, at, "*** backtrace: left out (the heap error above says where)\n");
+        cr_assert_eq(count_of(text, OWNER_NOTICE), 1, "%s: %s", guarding[i], text);
+        cr_assert_null(strstr(text, "not stopped"), "%s", text);
+    }
+}
+
+/* A handler that does not: the program decides how it ends; ours never
+ * runs, and the notice, said when the handler was put in, is all the
+ * program's user gets from us. */
+Test(guard_pages, a_program_handler_that_does_not_chain_decides_the_end_after_the_notice,
+     .timeout = 60)
+{
+    for (size_t i = 0; i < sizeof guarding / sizeof guarding[0]; i++) {
+        static struct child_result result;
+        char *arguments[] = { "guard_owner", "default", NULL };
+        run_fixture(guarding[i], arguments, &result);
+        assert_died_by(&result, SIGSEGV);
+        const char *text = result.output;
+        const char *at = line_after(text, text, OWNER_NOTICE);
+        line_after(text, at, "own handler\n");
+        cr_assert_eq(count_of(text, OWNER_NOTICE), 1, "%s: %s", guarding[i], text);
+        cr_assert_null(strstr(text, "*** execinfo_ex"), "%s: %s", guarding[i], text);
+        cr_assert_null(strstr(text, "not stopped"), "%s", text);
+
+        char *exits[] = { "guard_owner", "exit", NULL };
+        run_fixture(guarding[i], exits, &result);
+        assert_exited_with(&result, 42);
+        at = line_after(result.output, result.output, OWNER_NOTICE);
+        line_after(result.output, at, "own handler\n");
+        cr_assert_null(strstr(result.output, "*** execinfo_ex"), "%s", result.output);
+    }
+}
+
+/* Without guard pages there is no guard page's fault to lose: no notice. */
+Test(guard_pages, a_program_handler_without_guard_pages_gets_no_notice, .timeout = 60)
+{
+    static const char *const options[] = { "heap=0", "heap=1" };
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        static struct child_result result;
+        char *arguments[] = { "guard_owner", "exit", NULL };
+        run_fixture(options[i], arguments, &result);
+        cr_assert_null(strstr(result.output, OWNER_NOTICE), "%s: %s", options[i], result.output);
+    }
+}
+
+/* The program's own crash lead in the hooks' place: it comes first and
+ * keeps the trace; the guard page's fault is still reported whole, with
+ * the same facts, in the heap section after the trace. */
+Test(guard_pages, a_program_crash_lead_comes_first_and_the_fault_follows_the_trace,
+     .timeout = 60)
+{
+    for (size_t i = 0; i < sizeof guarding / sizeof guarding[0]; i++) {
+        static struct child_result result;
+        char *arguments[] = { "guard_owner", "lead", NULL };
+        run_fixture(guarding[i], arguments, &result);
+        assert_fault_in(&result, "heap-use-after-free", OWNER_SOURCE);
+        const char *text = result.output;
+        const char *at = line_after(text, text, "own lead\n");
+        at = line_after(text, at, "*** execinfo_ex: fatal signal 11 (SIGSEGV)");
+        at = line_after(text, at, "*** backtrace (");
+        at = line_after(text, at, "(use_after_free+0x");
+        at = line_after(text, at, "*** execinfo_ex: heap error: heap-use-after-free at 0x");
+        at = line_after(text, at, "*** freed by thread ");
+        at = line_after(text, at, "*** allocated by thread ");
+        line_after(text, at, "*** end of report");
+        cr_assert_eq(count_of(text, "*** execinfo_ex: heap error: "), 1, "%s", text);
+        cr_assert_null(strstr(text, OWNER_NOTICE), "%s", text);
+    }
 }
