@@ -27,7 +27,7 @@ void options_defaults(struct options *options)
     options->demangle = 1;
     options->second_stage = 1;
     options->index_at_load = -1;
-    options->second_stage_ms = 2000;
+    options->second_stage_ms = 0; /* second_stage.c: 2000, ten times that under an emulator */
     options->handler = -1;
     options->signals = options_default_signals();
     options->format = REPORT_TEXT;

@@ -34,7 +34,8 @@ struct options {
     char symbolizer[OPTIONS_PATH_MAX]; /* symbolizer=PATH: the program; "" (default): found
                                           at install (execinfo_ex_symbolize beside the
                                           library's bin/, else in BINDIR) */
-    int second_stage_ms;      /* second_stage_ms=1..60000: its deadline; default 2000 */
+    int second_stage_ms;      /* second_stage_ms=1..60000: its deadline; 0 (default): 2000,
+                                 20000 under qemu-user (second_stage.c) */
     /* fatal-signal handler */
     int handler;              /* handler=0|1: install it at load; -1 unset: the core
                                  library does not, the hooks library does */

@@ -13,6 +13,7 @@
 #include "alternate_stack.h"
 #include "dump.h"
 #include "handler.h"
+#include "second_stage.h"
 #include "second_stage_launch.h"
 #include "symbolizer_path.h"
 #include "../base/environment.h"
@@ -59,6 +60,7 @@ static int wanted(int signo, uint64_t signals, int dump_signal)
 static void note_platform(void)
 {
     fatal_handler_queue_plainly = getauxval(AT_SYSINFO_EHDR) == 0;
+    second_stage_emulated = fatal_handler_queue_plainly;
 }
 
 /* Field by field, not memcmp: glibc fills only the kernel's 8 bytes of

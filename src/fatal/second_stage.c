@@ -28,6 +28,9 @@
 
 /* Room kept for the last lines ("end"). */
 #define REQUEST_RESERVE 16
+#define STAGE_DEFAULT_MS 2000
+
+int second_stage_emulated; /* second_stage.h; set by install.c */
 
 /* MODULE's data is not there: not read (a cold cache), or unreadable. */
 static int is_cold(const struct index_module *module)
@@ -226,7 +229,9 @@ void second_stage_run(struct second_stage *stage, const struct crash_facts *fact
     stage->cold_names.answer_length = 0;
     stage->cold_names.under = NULL;
     stage->program = options->symbolizer;
-    stage->timeout_ms = options->second_stage_ms;
+    stage->timeout_ms = options->second_stage_ms != 0 ? options->second_stage_ms
+                        : second_stage_emulated            ? 10 * STAGE_DEFAULT_MS
+                                                           : STAGE_DEFAULT_MS;
     if (snapshot == NULL)
         return;
     state->snapshot = snapshot;

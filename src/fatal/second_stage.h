@@ -60,6 +60,11 @@ struct second_stage {
     char request[60 * 1024];  /* under a pipe's 64 KiB: written whole before the start */
 };
 
+/* Set at install where the process runs under an emulator (qemu-user:
+ * no vDSO), whose programs start ten times slower or more: the default
+ * deadline is ten times as long there. */
+extern int second_stage_emulated;
+
 /* Ask the symbolizer of OPTIONS about the frames of FACTS and THREADS
  * (may be NULL) that the index SNAPSHOT cannot name or line (every frame
  * in a module, with second_stage=all); then name those of them in modules
