@@ -46,6 +46,7 @@ FAULT_ARCH_SOURCES := $(FAULT_ACCESS_ARCH_SOURCES) src/fatal/fault_hint_$(ARCH).
 # tests/tools/signal_safe_allowlist.txt (checked by make test).
 SIGNAL_SAFE_SOURCES := \
 	src/base/fd_write.c \
+	src/base/signal_consume.c \
 	src/base/report_file.c \
 	src/base/text_out.c \
 	src/base/json_out.c \
@@ -208,7 +209,7 @@ $(STATIC): $(OBJECTS) $(STATIC_ONLY_OBJECTS)
 HOOKS_SOURCES  := $(sort $(filter-out src/hooks/leak_arch_%.c,$(wildcard src/hooks/*.c)) \
 	$(LEAK_ARCH_SOURCE))
 HOOKS_OBJECTS  := $(HOOKS_SOURCES:%.c=$(BUILD)/obj/%.o)
-HOOKS_BASE     := $(addprefix $(BUILD)/obj/src/base/,options.o environment.o fd_write.o text_out.o \
+HOOKS_BASE     := $(addprefix $(BUILD)/obj/src/base/,options.o environment.o fd_write.o signal_consume.o text_out.o \
 	json_out.o report_file.o maps_reader.o path_pattern.o array_grow.o memory_read.o)
 # The fault access's decoding, for the report of a guard page's fault
 # (src/hooks/guard_fault.c), which the crash lead writes before the core's

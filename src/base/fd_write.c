@@ -13,6 +13,7 @@
  * restored; one that was pending before (blocked already) is left alone. */
 #define _GNU_SOURCE
 #include "fd_write.h"
+#include "signal_consume.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -35,18 +36,6 @@ static int write_loop(int fd, const char *data, size_t length)
         length -= (size_t)written;
     }
     return 0;
-}
-
-static void consume_our_signal(int signo)
-{
-    sigset_t only;
-    struct timespec no_wait = { 0, 0 };
-
-    sigemptyset(&only);
-    sigaddset(&only, signo);
-    while (syscall(SYS_rt_sigtimedwait, &only, NULL, &no_wait, (size_t)(_NSIG / 8)) < 0 &&
-           errno == EINTR) {
-    }
 }
 
 /* The signal that the write's error RESULT came with, if any. */
@@ -76,7 +65,7 @@ int fd_write_all(int fd, const char *data, size_t length)
     /* If it was blocked already, a pending one may not be ours. */
     int raised = signal_of(result);
     if (raised != 0 && !sigismember(&previous, raised))
-        consume_our_signal(raised);
+        signal_consume(raised);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     errno = saved_errno;
     return result;

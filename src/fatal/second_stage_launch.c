@@ -14,6 +14,7 @@
  * zombie is left to a program that goes on after a dump. */
 #define _GNU_SOURCE
 #include "second_stage_launch.h"
+#include "../base/signal_consume.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -255,17 +256,6 @@ static int pending(int signo)
     return sigismember(&set, signo);
 }
 
-static void consume(int signo)
-{
-    sigset_t only;
-    struct timespec no_wait = { 0, 0 };
-    sigemptyset(&only);
-    sigaddset(&only, signo);
-    while (syscall(SYS_rt_sigtimedwait, &only, NULL, &no_wait, (size_t)(_NSIG / 8)) < 0 &&
-           errno == EINTR) {
-    }
-}
-
 static enum second_stage_outcome talk(struct exchange_state *state, pid_t pid)
 {
     struct stage_exchange *exchange = state->exchange;
@@ -315,9 +305,9 @@ enum second_stage_outcome stage_exchange_run(struct stage_exchange *exchange)
         outcome = talk(&state, (pid_t)pid);
     }
     if (!child_pending && !sigismember(&previous, SIGCHLD))
-        consume(SIGCHLD);
+        signal_consume(SIGCHLD);
     if (!pipe_pending && !sigismember(&previous, SIGPIPE))
-        consume(SIGPIPE);
+        signal_consume(SIGPIPE);
     sigprocmask(SIG_SETMASK, &previous, NULL);
     return outcome;
 }

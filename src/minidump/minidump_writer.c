@@ -7,6 +7,7 @@
  * World: signal-safe (mmap'd scratch memory, raw syscalls). */
 #define _GNU_SOURCE
 #include "minidump_streams.h"
+#include "../base/signal_consume.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -116,20 +117,6 @@ static int write_dump(struct minidump_state *state)
     return result < 0 ? result : finished;
 }
 
-/* A file at its RLIMIT_FSIZE: the write fails with EFBIG and the kernel
- * sends SIGXFSZ, which is blocked meanwhile and consumed, as fd_write.c
- * does: a minidump must not turn a SIGSEGV into a death by SIGXFSZ. */
-static void consume_file_size_signal(void)
-{
-    sigset_t only;
-    struct timespec no_wait = { 0, 0 };
-    sigemptyset(&only);
-    sigaddset(&only, SIGXFSZ);
-    while (syscall(SYS_rt_sigtimedwait, &only, NULL, &no_wait, (size_t)(_NSIG / 8)) < 0 &&
-           errno == EINTR) {
-    }
-}
-
 int minidump_write(int fd, const struct minidump_input *input)
 {
     int saved_errno = errno;
@@ -148,7 +135,7 @@ int minidump_write(int fd, const struct minidump_input *input)
     }
     if (masked) {
         if (state.file.error == -EFBIG && !sigismember(&previous, SIGXFSZ))
-            consume_file_size_signal();
+            signal_consume(SIGXFSZ); /* as fd_write.c: not a death by SIGXFSZ */
         pthread_sigmask(SIG_SETMASK, &previous, NULL);
     }
     errno = saved_errno;
