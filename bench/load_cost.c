@@ -372,17 +372,34 @@ static void spawn_table(int blocks)
     }
 }
 
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: load_cost BUILD_DIR [REPETITIONS [threads|spawn]]\n"
+                "What preloading the libraries of BUILD_DIR costs a process, in CPU\n"
+                "time (REPETITIONS, default 5):\n"
+                "  (no mode)  /bin/true, a shell loop of 200 processes and make -j2,\n"
+                "             plain, core handler=1, hooks heap=0, cache off/cold/warm\n"
+                "  threads    /bin/true with threads=1024 against threads=1\n"
+                "  spawn      /bin/true in blocks of 40 processes, REPETITIONS blocks\n"
+                "Run it pinned (taskset -c 1). A benchmark: it asserts no timing.\n");
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: load_cost BUILD_DIR [REPETITIONS]\n");
-        return 2;
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
     }
     int repetitions = argc > 2 ? atoi(argv[2]) : 5;
     if (repetitions < 1 || repetitions > MAX_REPETITIONS)
         repetitions = 5;
     snprintf(core_library, sizeof core_library, "%s/libexecinfo_ex.so", argv[1]);
     snprintf(hooks_library, sizeof hooks_library, "%s/libexecinfo_ex_hooks.so", argv[1]);
+    if (access(core_library, R_OK) != 0 || access(hooks_library, R_OK) != 0) {
+        fprintf(stderr, "load_cost: %s has no libexecinfo_ex.so or libexecinfo_ex_hooks.so: "
+                        "give the build directory (make all builds it)\n", argv[1]);
+        return 2;
+    }
     snprintf(scratch, sizeof scratch, "/tmp/execinfo_ex_load_cost-%ld", (long)getpid());
     if (mkdir(scratch, 0700) != 0)
         fail(scratch);
