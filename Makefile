@@ -143,6 +143,7 @@ NORMAL_SOURCES := \
 	src/base/options.c \
 	src/symbolize/module_list.c \
 	src/symbolize/symbol_table.c \
+	src/symbolize/answer_filter.c \
 	src/symbolize/dynamic_symbols.c \
 	src/symbolize/demangle.c \
 	src/symbolize/demangled_names.c \

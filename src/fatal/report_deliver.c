@@ -60,6 +60,10 @@ int report_deliver(const struct crash_facts *facts, struct report_request *reque
     request->stopped = threads != NULL;
     if (!request->keep_stopped)
         report_deliver_release(request);
+    /* The symbolizer stored into the index cache while the report was
+     * written: reaped only now, within its deadline. */
+    if (request->stage != NULL)
+        second_stage_finish(request->stage);
     return error < 0 && out.fd == request->fd ? error : thread_total(threads);
 }
 

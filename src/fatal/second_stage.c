@@ -163,6 +163,7 @@ static void exchange(struct second_stage *stage, struct second_stage_request *st
         .program = stage->program, .request = stage->request,
         .request_length = stage->request_length, .answer = stage->names.answer,
         .answer_capacity = sizeof stage->names.answer, .timeout_ms = stage->timeout_ms,
+        .leave = &stage->child,
     };
     stage->outcome = stage_exchange_run(&exchange);
     stage->error = exchange.error;
@@ -172,6 +173,7 @@ static void exchange(struct second_stage *stage, struct second_stage_request *st
         return;
     if (resolved_names_parse(&stage->names) == 0)
         return;
+    stage_exchange_reap(&stage->child, &stage->wait_status); /* how it ended tells why */
     int exited_well = stage->wait_status != -1 && WIFEXITED(stage->wait_status) &&
                       WEXITSTATUS(stage->wait_status) == 0;
     stage->outcome = exited_well || stage->wait_status == -1 ? SECOND_STAGE_MALFORMED
@@ -251,6 +253,13 @@ void second_stage_run(struct second_stage *stage, const struct crash_facts *fact
     else
         exchange(stage, state);
     name_cold_frames(stage, state);
+}
+
+void second_stage_finish(struct second_stage *stage)
+{
+    int wait_status = -1;
+    if (stage != NULL)
+        stage_exchange_reap(&stage->child, &wait_status);
 }
 
 const struct resolved_names *second_stage_names(const struct second_stage *stage)

@@ -8,6 +8,9 @@
 #ifndef EXECINFO_EX_SECOND_STAGE_H
 #define EXECINFO_EX_SECOND_STAGE_H
 
+#include <signal.h>
+#include <stdint.h>
+
 #include "crash_facts.h"
 #include "../base/options.h"
 #include "../base/text_out.h"
@@ -30,6 +33,16 @@ enum second_stage_outcome {
     SECOND_STAGE_MALFORMED,   /* an answer that does not parse (the frames before kept) */
 };
 
+/* A symbolizer that answered and is left to end after the report (it
+ * stores what it read in the index cache then): reaped by
+ * second_stage_finish, SIGCHLD blocked until then. pid 0: none. */
+struct stage_child {
+    long pid;
+    int64_t deadline_ns;      /* CLOCK_MONOTONIC: killed if still there */
+    sigset_t previous_mask;   /* restored once reaped */
+    int child_pending;        /* a SIGCHLD was pending before the start */
+};
+
 struct second_stage {
     enum second_stage_outcome outcome;
     int error;                /* an errno */
@@ -37,6 +50,7 @@ struct second_stage {
     int asked;                /* addresses asked for */
     int timeout_ms;
     const char *program;      /* the options' symbolizer path */
+    struct stage_child child; /* answered, not yet reaped */
     struct resolved_names names;
     /* Names of frames in modules the index has not read (a cold cache)
      * that the stage did not name, from their files' .symtab or .dynsym
@@ -74,6 +88,12 @@ extern int second_stage_emulated;
 void second_stage_run(struct second_stage *stage, const struct crash_facts *facts,
                       const struct thread_set *threads, const struct index_snapshot *snapshot,
                       const struct options *options);
+
+/* After the report: the symbolizer that answered is given until the
+ * stage's deadline to end (it stores the index cache's files after its
+ * answer, so that the next crash is warm), then killed, and reaped.
+ * Nothing when none is left. Signal-safe. */
+void second_stage_finish(struct second_stage *stage);
 
 /* The names STAGE resolved, over the .symtab names (NULL: none). */
 const struct resolved_names *second_stage_names(const struct second_stage *stage);

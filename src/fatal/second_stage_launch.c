@@ -11,7 +11,9 @@
  * SIGCHLD handler, a symbolizer that went away must cost EPIPE, not the
  * process), and the ones we caused are consumed before the mask is
  * restored. The child is always killed (if still there) and reaped: no
- * zombie is left to a program that goes on after a dump. */
+ * zombie is left to a program that goes on after a dump. One that
+ * answered whole may be reaped after the report instead (its index cache
+ * store then costs the report nothing), within the same deadline. */
 #define _GNU_SOURCE
 #include "second_stage_launch.h"
 #include "../base/signal_consume.h"
@@ -256,6 +258,14 @@ static int pending(int signo)
     return sigismember(&set, signo);
 }
 
+/* Whether the child can be left to end after the report: it answered
+ * whole, and the caller takes it. */
+static int may_leave(const struct exchange_state *state, int timed_out)
+{
+    return state->exchange->leave != NULL && !timed_out && state->exec_error == 0 &&
+           answer_complete(state->exchange);
+}
+
 static enum second_stage_outcome talk(struct exchange_state *state, pid_t pid)
 {
     struct stage_exchange *exchange = state->exchange;
@@ -265,14 +275,38 @@ static enum second_stage_outcome talk(struct exchange_state *state, pid_t pid)
     close_fd(&state->fds[STATUS_WRITE]);
     int timed_out = exchange_until(state, deadline) < 0;
     /* After its answer the symbolizer stores what it read in the index
-     * cache, within the same deadline. */
-    reap(pid, timed_out ? 0 : deadline, &exchange->wait_status);
+     * cache, within the same deadline: where the caller allows, it does
+     * so while the report is written (stage_exchange_reap after it). */
+    if (may_leave(state, timed_out)) {
+        exchange->leave->pid = pid;
+        exchange->leave->deadline_ns = deadline;
+    } else {
+        reap(pid, timed_out ? 0 : deadline, &exchange->wait_status);
+    }
     close_all(state->fds);
     if (state->exec_error != 0) {
         exchange->error = state->exec_error;
         return SECOND_STAGE_EXEC_FAILED;
     }
     return timed_out ? SECOND_STAGE_TIMED_OUT : SECOND_STAGE_ANSWERED;
+}
+
+/* The end of the quiet time: the signals our child caused consumed (not
+ * one that was pending before), the mask restored. */
+static void unquiet(int signo, int was_pending, const sigset_t *previous)
+{
+    if (!was_pending && !sigismember(previous, signo))
+        signal_consume(signo);
+}
+
+void stage_exchange_reap(struct stage_child *child, int *wait_status)
+{
+    if (child->pid <= 0)
+        return;
+    reap((pid_t)child->pid, child->deadline_ns, wait_status);
+    child->pid = 0;
+    unquiet(SIGCHLD, child->child_pending, &child->previous_mask);
+    sigprocmask(SIG_SETMASK, &child->previous_mask, NULL);
 }
 
 enum second_stage_outcome stage_exchange_run(struct stage_exchange *exchange)
@@ -282,6 +316,8 @@ enum second_stage_outcome stage_exchange_run(struct stage_exchange *exchange)
     exchange->answer_length = 0;
     exchange->error = 0;
     exchange->wait_status = -1;
+    if (exchange->leave != NULL)
+        exchange->leave->pid = 0;
     int result = open_pipes(state.fds);
     if (result < 0) {
         close_all(state.fds);
@@ -304,10 +340,17 @@ enum second_stage_outcome stage_exchange_run(struct stage_exchange *exchange)
     } else {
         outcome = talk(&state, (pid_t)pid);
     }
-    if (!child_pending && !sigismember(&previous, SIGCHLD))
-        signal_consume(SIGCHLD);
-    if (!pipe_pending && !sigismember(&previous, SIGPIPE))
-        signal_consume(SIGPIPE);
+    unquiet(SIGPIPE, pipe_pending, &previous);
+    if (exchange->leave != NULL && exchange->leave->pid > 0) {
+        /* SIGCHLD stays blocked until the child left is reaped. */
+        exchange->leave->previous_mask = previous;
+        exchange->leave->child_pending = child_pending;
+        sigset_t still = previous;
+        sigaddset(&still, SIGCHLD);
+        sigprocmask(SIG_SETMASK, &still, NULL);
+        return outcome;
+    }
+    unquiet(SIGCHLD, child_pending, &previous);
     sigprocmask(SIG_SETMASK, &previous, NULL);
     return outcome;
 }

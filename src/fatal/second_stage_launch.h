@@ -18,6 +18,10 @@ struct stage_exchange {
     int timeout_ms;
     int error;                /* out: an errno (pipe, clone, execve) */
     int wait_status;          /* out: wait4's; -1: not known (reaped by someone else) */
+    /* Where a program whose answer ended with "end" is left, unreaped
+     * and with SIGCHLD still blocked, for stage_exchange_reap after the
+     * report (wait_status then -1); NULL: reaped before the return. */
+    struct stage_child *leave;
 };
 
 /* Run the exchange. Returns SECOND_STAGE_ANSWERED when the program's
@@ -30,6 +34,12 @@ struct stage_exchange {
  * were at install.
  * Signal-safe. */
 enum second_stage_outcome stage_exchange_run(struct stage_exchange *exchange);
+
+/* The program left in CHILD by stage_exchange_run given until its
+ * deadline to end, then killed, reaped (*WAIT_STATUS: wait4's, -1 when
+ * someone else reaped it), and the signal mask restored. Nothing when
+ * CHILD holds none (*WAIT_STATUS untouched). Signal-safe. */
+void stage_exchange_reap(struct stage_child *child, int *wait_status);
 
 /* The symbolizer's environment, set at install (install.c): cleared, then
  * NAME=VALUE added for each variable it reads; what does not fit in

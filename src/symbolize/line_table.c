@@ -1,9 +1,11 @@
 /* line_table.c: read DWARF line tables with libdw.
  * World: normal (libdw, malloc). */
 #include "line_table.h"
+#include "answer_filter.h"
 #include "../base/array_grow.h"
 #include "../base/run_sort.h"
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <gelf.h>
@@ -222,6 +224,18 @@ static int string_sections_end_in_nul(Elf *elf)
     return 1;
 }
 
+/* Whether OUT's filter leaves UNIT out; one with a line table is noted,
+ * so that the module counts as having lines of its own, as it would read
+ * whole. */
+static int skipped(struct line_vector *out, Dwarf_Die *unit)
+{
+    if (out->filter == NULL || answer_filter_unit(out->filter, unit))
+        return 0;
+    if (dwarf_hasattr(unit, DW_AT_stmt_list))
+        out->skipped_lines = 1;
+    return 1;
+}
+
 long line_table_read(Elf *elf, size_t budget, struct line_vector *out)
 {
     struct file_interner interner = { out, NULL, 0 };
@@ -247,7 +261,7 @@ long line_table_read(Elf *elf, size_t budget, struct line_vector *out)
     while (result == 0 &&
            dwarf_nextcu(dwarf, offset, &next, &header_size, NULL, NULL, NULL) == 0) {
         Dwarf_Die unit;
-        if (dwarf_offdie(dwarf, offset + header_size, &unit) != NULL)
+        if (dwarf_offdie(dwarf, offset + header_size, &unit) != NULL && !skipped(out, &unit))
             result = read_unit(&unit, &interner, budget);
         offset = next;
     }

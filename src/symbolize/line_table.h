@@ -8,6 +8,8 @@
 #include "inline_table.h"
 #include <stdint.h>
 
+struct answer_filter;
+
 struct line_entry {
     uint64_t address;   /* link-time address where the row starts */
     uint32_t file;      /* index into line_vector.files */
@@ -21,6 +23,10 @@ struct line_vector {
     char **files;       /* distinct file names (and inlined functions' names), owned */
     size_t file_count, file_capacity;
     int with_inlines;   /* set before reading: read the inlined calls too */
+    /* Set before reading: only the units that hold its addresses
+     * (answer_filter.h); NULL: all. */
+    const struct answer_filter *filter;
+    int skipped_lines;  /* a unit with a line table was left out by the filter */
     struct inline_vector inlines;
 };
 

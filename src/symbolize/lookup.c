@@ -6,9 +6,6 @@
 
 #include <string.h>
 
-/* How far back to look for a sized symbol that encloses a nested one. */
-#define ENCLOSING_SEARCH_LIMIT 8
-
 const struct index_module *lookup_module(const struct index_snapshot *snapshot,
                                          uintptr_t address)
 {
@@ -58,7 +55,7 @@ static const struct index_symbol *find_symbol(const struct module_data *data, ui
         else
             high = middle;
     }
-    for (size_t back = 0; back < ENCLOSING_SEARCH_LIMIT && low > back; back++) {
+    for (size_t back = 0; back < LOOKUP_ENCLOSING_LIMIT && low > back; back++) {
         const struct index_symbol *symbol = &data->symbols[low - 1 - back];
         if (contains(symbol, address))
             return symbol;

@@ -41,6 +41,11 @@ struct inlined_frame {
     unsigned line;
 };
 
+/* How far back (in symbols, sorted by address) the lookup looks for a
+ * sized symbol that encloses a nested one; answer_filter.c keeps that
+ * many around each address it is asked about. */
+#define LOOKUP_ENCLOSING_LIMIT 8
+
 /* The inlined calls of a frame, innermost first, at most this many. */
 #define LOOKUP_INLINED_MAX 64
 

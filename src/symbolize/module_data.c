@@ -16,6 +16,7 @@
  * seen: the module then lacks its lines. */
 #define _GNU_SOURCE
 #include "module_data.h"
+#include "answer_filter.h"
 #include "debug_file.h"
 #include "demangled_names.h"
 #include "file_probes.h"
@@ -291,6 +292,8 @@ static void gather_symbols(const struct module_info *module, struct opened_elf *
             note_memory(g, symbol_table_read(debug->elf, SHT_SYMTAB, &g->symbols));
         }
     }
+    if (g->symbols.filter != NULL)
+        answer_filter_symbols(g->symbols.filter, &g->symbols);
     symbol_table_finish(&g->symbols);
 }
 
@@ -313,8 +316,8 @@ static void gather_lines(const struct module_info *module, struct opened_elf *fi
     errno = 0;
     long rows = line_table_read(file->elf, budget, &g->lines);
     out_of_memory = rows == -ENOMEM || errno == ENOMEM;
-    if (rows == 0 && module->memory_image == NULL && !out_of_memory &&
-        !(line_flags & LINE_OWN_TABLE_ONLY)) {
+    if (rows == 0 && !g->lines.skipped_lines && module->memory_image == NULL &&
+        !out_of_memory && !(line_flags & LINE_OWN_TABLE_ONLY)) {
         if (debug->elf == NULL) {
             errno = 0;
             debug->elf = debug_file_open(file->elf, module->file_path, module->build_id,
@@ -350,11 +353,23 @@ const struct module_data *module_data_build_recorded(const struct module_info *m
                                                      size_t *line_bytes,
                                                      struct file_probes *probes, int demangle)
 {
+    return module_data_build_filtered(module, line_budget, line_flags, line_bytes, probes,
+                                      demangle, NULL);
+}
+
+const struct module_data *module_data_build_filtered(const struct module_info *module,
+                                                     size_t line_budget, int line_flags,
+                                                     size_t *line_bytes,
+                                                     struct file_probes *probes, int demangle,
+                                                     struct answer_filter *filter)
+{
     struct opened_elf file, debug = { NULL, -1 };
     struct gathered g;
 
     *line_bytes = 0;
     memset(&g, 0, sizeof g);
+    g.symbols.filter = filter;
+    g.lines.filter = filter;
     errno = 0;
     if (open_module(module, &file) < 0)
         return NULL; /* errno ENOMEM, or why the file is not used */

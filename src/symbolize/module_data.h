@@ -33,4 +33,16 @@ const struct module_data *module_data_build_recorded(const struct module_info *m
                                                      size_t *line_bytes,
                                                      struct file_probes *probes, int demangle);
 
+/* The same, with only what an answer about FILTER's addresses needs
+ * (answer_filter.h: the symbols the lookup reaches from them, the
+ * compilation units that hold them; NULL: everything): the second
+ * stage's answer, which the whole module would give too. Data built
+ * with a filter is not for the index or its cache. */
+struct answer_filter;
+const struct module_data *module_data_build_filtered(const struct module_info *module,
+                                                     size_t line_budget, int line_flags,
+                                                     size_t *line_bytes,
+                                                     struct file_probes *probes, int demangle,
+                                                     struct answer_filter *filter);
+
 #endif

@@ -2,6 +2,7 @@
  * World: normal (libelf, malloc). */
 #define _GNU_SOURCE /* memrchr */
 #include "symbol_table.h"
+#include "answer_filter.h"
 #include "../base/array_grow.h"
 #include "../base/run_sort.h"
 
@@ -39,6 +40,8 @@ int symbol_vector_add(struct symbol_vector *out, const GElf_Sym *symbol, const c
                       uint32_t rank)
 {
     if (!is_useful(symbol, name))
+        return 0;
+    if (out->filter != NULL && !answer_filter_note(out->filter, symbol->st_value))
         return 0;
     if (GELF_ST_BIND(symbol->st_info) == STB_LOCAL)
         rank |= RANK_LOCAL;
@@ -112,6 +115,8 @@ static int read_section(Elf *elf, Elf_Scn *section, const GElf_Shdr *header,
         GElf_Sym symbol;
         if (gelf_getsym(data, (int)i, &symbol) == NULL)
             continue;
+        if (out->filter != NULL && !answer_filter_may_keep(out->filter, symbol.st_value))
+            continue; /* needed by no address: not worth its section's lookup */
         if (!in_mapped_section(elf, &symbol))
             continue;
         const char *name = name_at(&names, symbol.st_name);

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct answer_filter;
+
 struct symbol_entry {
     uint64_t start;       /* link-time address (st_value) */
     uint64_t size;        /* 0: matches only its exact address, as in glibc */
@@ -17,6 +19,9 @@ struct symbol_vector {
     struct symbol_entry *entries;
     size_t count, capacity;
     uint64_t name_bytes_read;   /* of string tables, scanned for names' ends */
+    /* Set before reading: only the symbols that an answer about its
+     * addresses needs are kept (answer_filter.h); NULL: all. */
+    struct answer_filter *filter;
 };
 
 /* Append the defined symbols of the tables of TYPE (SHT_DYNSYM or
