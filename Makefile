@@ -337,8 +337,15 @@ $(BUILD)/obj/tools/symbolize/%.o: tools/symbolize/%.c $(wildcard tools/symbolize
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Isrc $(DEP_CFLAGS) -c $< -o $@
 
+# Linked static where the toolchain has the archives (libdw.a, libelf.a,
+# libc.a...): the process starts without the loader mapping and
+# relocating six libraries, which was most of its time in a cold crash
+# (docs/PERFORMANCE.md, "The crash, cold"; DECISIONS.md). Else dynamic.
+SYMBOLIZE_STATIC_LIBS := -static $(shell $(PKG_CONFIG) --static --libs $(PKGS)) $(DEMANGLE_LIBS) -lpthread
+
 $(BUILD)/bin/execinfo_ex_symbolize: $(SYMBOLIZE_OBJECTS) $(STATIC)
 	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(SYMBOLIZE_OBJECTS) $(STATIC) $(SYMBOLIZE_STATIC_LIBS) 2>/dev/null || \
 	$(CC) $(CFLAGS) -o $@ $(SYMBOLIZE_OBJECTS) $(STATIC) $(DEP_LIBS)
 
 # ---- examples and demo ------------------------------------------------------
