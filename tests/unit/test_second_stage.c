@@ -241,3 +241,74 @@ Test(second_stage, is_not_started_when_the_index_names_every_frame, .timeout = 6
     const char *report = linked_crash(options);
     cr_assert(strstr(report, "second stage") == NULL, "%s", report);
 }
+
+/* ---- the answer from what its addresses need, against the whole modules ---- */
+
+/* A request about every STEP-th byte of [FROM, TO) of each module: the
+ * fixtures with inlined calls (inline_program, inline_program_cxx), C++
+ * names (cxx_names), and this library (many units, lines, inlined calls),
+ * at bias 0, so that link-time addresses are the request's. */
+/* PATH's build-id in hex, as readelf -n gives it ("" if none). */
+static void build_id_of(const char *path, char *out, size_t size)
+{
+    char command[1024], line[512];
+    snprintf(command, sizeof command, "readelf -n %s", path);
+    FILE *in = popen(command, "r");
+    cr_assert_not_null(in, "%s", command);
+    out[0] = '\0';
+    while (fgets(line, sizeof line, in) != NULL) {
+        const char *at = strstr(line, "Build ID: ");
+        if (at != NULL)
+            snprintf(out, size, "%.*s", (int)strcspn(at + 10, " \n"), at + 10);
+    }
+    pclose(in);
+}
+
+static void write_request(const char *path)
+{
+    static const struct { const char *name; unsigned from, to, step; } modules[] = {
+        { "tests/inline_program", 0x1000, 0x1500, 1 },
+        { "tests/inline_program_cxx", 0x1000, 0x1300, 1 },
+        { "tests/cxx_names", 0x1000, 0x1500, 1 },
+        { "libexecinfo_ex.so.0.1.0", 0x6000, 0x36000, 7 },
+    };
+    const char *build = getenv("EXECINFO_EX_BUILD");
+    cr_assert_not_null(build, "EXECINFO_EX_BUILD (make test sets it)");
+    FILE *out = fopen(path, "w");
+    cr_assert_not_null(out, "%s", path);
+    fprintf(out, "execinfo_ex_symbolize 1\noptions\t3\t1\t1\n"); /* lines=all */
+    for (size_t m = 0; m < sizeof modules / sizeof modules[0]; m++) {
+        char file[512], id[128];
+        snprintf(file, sizeof file, "%s/%s", build, modules[m].name);
+        build_id_of(file, id, sizeof id);
+        cr_assert(id[0] != '\0', "no build-id in %s", file);
+        fprintf(out, "module\t%zx\t0\t100000000\t0\t0\t%s\t%s\n", m, id, file);
+        for (unsigned a = modules[m].from; a < modules[m].to; a += modules[m].step)
+            fprintf(out, "address\t%zx\t%x\t%x\n", m, a, a > modules[m].from ? a - 1 : a);
+    }
+    fprintf(out, "end\n");
+    fclose(out);
+}
+
+Test(second_stage, answers_from_what_the_addresses_need_as_from_the_whole_modules,
+     .timeout = 120)
+{
+    char directory[] = "/tmp/execinfo_ex_answer_XXXXXX", command[2048];
+    cr_assert_not_null(mkdtemp(directory));
+    const char *build = getenv("EXECINFO_EX_BUILD");
+    cr_assert_not_null(build, "EXECINFO_EX_BUILD (make test sets it)");
+    snprintf(command, sizeof command, "%s/request", directory);
+    write_request(command);
+    snprintf(command, sizeof command,
+             "cd %s && EXECINFO_EX_OPTIONS=index_cache=0 %s/bin/execinfo_ex_symbolize "
+             "< request > fast && EXECINFO_EX_OPTIONS=index_cache=0 "
+             "%s/bin/execinfo_ex_symbolize --whole < request > whole && cmp -s fast whole && "
+             "grep -c '^F' fast > frames && grep -c '^I' fast > inlined && "
+             "cut -f5 fast | grep -q '::'",
+             directory, build, build);
+    int status = system(command);
+    snprintf(command, sizeof command, "rm -rf %s", directory);
+    system(command);
+    cr_assert_eq(status, 0, "the answers differ, or hold no frame, inlined call or C++ name "
+                            "(status %#x)", status);
+}
