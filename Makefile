@@ -72,6 +72,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/symbolize/frame_json.c \
 	src/symbolize/resolved_names.c \
 	src/symbolize/symtab_names.c \
+	src/symbolize/cold_frame_names.c \
 	src/symbolize/symbols_fd.c \
 	src/base/utc_time.c \
 	src/fatal/signal_names.c \

@@ -28,7 +28,7 @@ TEST_FIXTURES  := $(BUILD)/tests/fixture_lib.so $(BUILD)/tests/crash_static $(BU
 	$(BUILD)/tests/deepbind_host $(BUILD)/tests/deepbind_plugin.so \
 	$(BUILD)/tests/fixture_ctor_lib.so $(BUILD)/tests/dlopen_caller $(BUILD)/tests/dlopen_caller_rpath \
 	$(BUILD)/tests/dlopen_crash $(BUILD)/tests/dlopen_backtrace $(BUILD)/tests/cxx_throw.so $(BUILD)/tests/cache_probe $(BUILD)/tests/cache_first_use \
-	$(BUILD)/tests/early_crash $(BUILD)/tests/stage_crash $(BUILD)/tests/silent_symbolizer \
+	$(BUILD)/tests/early_crash $(BUILD)/tests/stage_crash $(BUILD)/tests/symbols_fd_program $(BUILD)/tests/silent_symbolizer \
 	$(BUILD)/tests/inline_program $(BUILD)/tests/inline_program_cxx $(BUILD)/tests/cxx_names \
 	$(BUILD)/tests/profile_program $(BUILD)/tests/profile_program_cxx \
 	$(BUILD)/tests/vector_after_free \
@@ -108,6 +108,12 @@ $(BUILD)/tests/cache_first_use: tests/fixtures/cache_first_use.c all
 $(BUILD)/tests/stage_crash: tests/fixtures/stage_crash.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g $< -o $@
+
+# ... and glibc's backtrace_symbols_fd in a program the library is only
+# preloaded into (-rdynamic: glibc names the exported functions too).
+$(BUILD)/tests/symbols_fd_program: tests/fixtures/symbols_fd_program.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -rdynamic $< -o $@
 
 $(BUILD)/tests/silent_symbolizer: tests/fixtures/silent_symbolizer.c
 	@mkdir -p $(dir $@)

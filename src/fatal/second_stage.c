@@ -33,18 +33,13 @@
 int second_stage_emulated; /* second_stage.h; set by install.c */
 
 /* MODULE's data is not there: not read (a cold cache), or unreadable. */
-static int is_cold(const struct index_module *module)
-{
-    return module->data == NULL || index_data_ready(module->data) == NULL;
-}
-
 /* Whether the stage is asked about frames of MODULE (with second_stage=0,
  * whether they get .symtab names). */
 static int wanted(const struct index_module *module, int mode)
 {
     if (module->path == NULL || module->path[0] == '\0' || module->path[0] == '[')
         return 0; /* no file to read: [vdso] is in the index from memory */
-    return mode == 2 || is_cold(module);
+    return mode == 2 || lookup_module_unread(module);
 }
 
 static void put_field_hex(struct text_out *out, uintptr_t value)
@@ -200,7 +195,7 @@ static void name_cold_frames(struct second_stage *stage, struct second_stage_req
     for (int first = 0; first < stage->asked; first++) {
         size_t id = state->asked_module[first];
         const struct index_module *module = &state->snapshot->modules[id];
-        if (done[first] || !is_cold(module))
+        if (done[first] || !lookup_module_unread(module))
             continue;
         int count = 0;
         for (int i = first; i < stage->asked; i++) {

@@ -24,6 +24,11 @@ const struct index_module *lookup_module(const struct index_snapshot *snapshot,
     return address < module->end ? module : NULL;
 }
 
+int lookup_module_unread(const struct index_module *module)
+{
+    return module->data == NULL || index_data_ready(module->data) == NULL;
+}
+
 const char *index_string(const struct module_data *data, uint32_t offset)
 {
     if (offset >= data->name_bytes)

@@ -94,4 +94,10 @@ static inline int lookup_frame_is_exact(const unsigned char *exact, int flags, i
 const struct index_module *lookup_module(const struct index_snapshot *snapshot,
                                          uintptr_t address);
 
+/* Whether the index has not read MODULE (a cold cache left it for the
+ * crash, index_light.c; a file it could not read; a cache file changed
+ * since the load): its frames have no name from the index. A deferred cache file is mapped and
+ * checked here, as at any first use. Signal-safe. */
+int lookup_module_unread(const struct index_module *module);
+
 #endif

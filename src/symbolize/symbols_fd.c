@@ -1,6 +1,7 @@
 /* symbols_fd.c: backtrace_symbols_fd, print_trace and friends.
  * World: signal-safe (stack buffers, the lock-free index, raw write). */
 #include "execinfo_ex.h"
+#include "cold_frame_names.h"
 #include "frame_format.h"
 #include "frame_json.h"
 #include "lookup.h"
@@ -17,16 +18,22 @@
 
 _Static_assert(LOOKUP_FIRST_EXACT == BACKTRACE_FIRST_IS_PC, "one flag, two names");
 
-/* EXACT and FLAGS say which frames are exact pcs (lookup_frame_is_exact). */
+/* EXACT and FLAGS say which frames are exact pcs (lookup_frame_is_exact).
+ * Frames of modules the index has not read (the library only preloaded,
+ * a cold cache) are named from their files' symbol tables. */
 static void format_frames(struct text_out *out, void *const *buffer, const unsigned char *exact,
                           int size, int flags, enum frame_shape shape, int with_source)
 {
     struct frame_location location;
     const struct index_snapshot *snapshot = index_acquire();
+    const struct resolved_names *cold = cold_frame_names(snapshot, buffer, exact, size, flags);
     for (int i = 0; i < size && out->error == 0; i++) {
         uintptr_t address = (uintptr_t)buffer[i];
         uintptr_t naming = lookup_naming_address(address, lookup_frame_is_exact(exact, flags, i));
-        lookup_frame(snapshot, address, naming, with_source, &location);
+        if (cold != NULL)
+            resolved_lookup_frame(snapshot, cold, address, naming, &location);
+        else
+            lookup_frame(snapshot, address, naming, with_source, &location);
         if (with_source)
             frame_format_inlined(out, &location, "    ");
         frame_format(out, address, &location, shape);
@@ -35,6 +42,7 @@ static void format_frames(struct text_out *out, void *const *buffer, const unsig
         text_out_char(out, '\n');
         text_out_end_line(out);
     }
+    cold_frame_names_done(cold);
     index_release();
 }
 
