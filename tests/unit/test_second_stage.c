@@ -244,10 +244,6 @@ Test(second_stage, is_not_started_when_the_index_names_every_frame, .timeout = 6
 
 /* ---- the answer from what its addresses need, against the whole modules ---- */
 
-/* A request about every STEP-th byte of [FROM, TO) of each module: the
- * fixtures with inlined calls (inline_program, inline_program_cxx), C++
- * names (cxx_names), and this library (many units, lines, inlined calls),
- * at bias 0, so that link-time addresses are the request's. */
 /* PATH's build-id in hex, as readelf -n gives it ("" if none). */
 static void build_id_of(const char *path, char *out, size_t size)
 {
@@ -264,6 +260,10 @@ static void build_id_of(const char *path, char *out, size_t size)
     pclose(in);
 }
 
+/* A request about every STEP-th byte of [FROM, TO) of each module: the
+ * fixtures with inlined calls (inline_program, inline_program_cxx), C++
+ * names (cxx_names), and this library (many units, lines, inlined calls),
+ * at bias 0, so that link-time addresses are the request's. */
 static void write_request(const char *path)
 {
     static const struct { const char *name; unsigned from, to, step; } modules[] = {
@@ -311,4 +311,61 @@ Test(second_stage, answers_from_what_the_addresses_need_as_from_the_whole_module
     system(command);
     cr_assert_eq(status, 0, "the answers differ, or hold no frame, inlined call or C++ name "
                             "(status %#x)", status);
+}
+
+/* ---- glibc's backtrace_symbols_fd in a program it is only preloaded into ---- */
+
+static char fd_options[256], fd_preload[600];
+
+static void prepare_preloaded(void *context)
+{
+    (void)context;
+    putenv(fd_options);
+    putenv(fd_preload);
+}
+
+/* symbols_fd_program's lines, each without its "[0x...]" (each run has its
+ * own addresses), under the library (PRELOADED) or glibc alone. */
+static int symbols_fd_lines(int preloaded, char lines[][256], int most)
+{
+    static struct child_result result;
+    char program[512];
+    build_path("symbols_fd_program", program, sizeof program);
+    snprintf(fd_options, sizeof fd_options, "EXECINFO_EX_OPTIONS=handler=1:index_cache=0");
+    snprintf(fd_preload, sizeof fd_preload, "LD_PRELOAD=%s",
+             preloaded ? getenv("EXECINFO_EX_LIBRARY") : "");
+    char *argv[] = { program, NULL };
+    run_program(program, argv, prepare_preloaded, NULL, &result);
+    assert_exited_with(&result, 0);
+    int count = 0;
+    for (char *line = strtok(result.output, "\n"); line != NULL && count < most;
+         line = strtok(NULL, "\n")) {
+        char *address = strrchr(line, '[');
+        cr_assert_not_null(address, "not a backtrace_symbols_fd line: %s", line);
+        snprintf(lines[count++], 256, "%.*s", (int)(address - line), line);
+    }
+    return count;
+}
+
+/* Nothing is read at load (a cold cache, only preloaded) and the program
+ * never crashes, so no second stage ever stores it: its frames are named
+ * from its file, as glibc names them, and its static function too. */
+Test(second_stage, preloaded_backtrace_symbols_fd_names_what_glibcs_names, .timeout = 60)
+{
+    static char glibc[32][256], ours[32][256];
+    cr_assert_not_null(getenv("EXECINFO_EX_LIBRARY"), "make test sets it");
+    int glibc_count = symbols_fd_lines(0, glibc, 32);
+    int our_count = symbols_fd_lines(1, ours, 32);
+    cr_assert(glibc_count >= 4, "glibc gave %d lines", glibc_count);
+    cr_assert_eq(our_count, glibc_count, "%d lines against glibc's %d", our_count, glibc_count);
+    cr_assert(strstr(ours[0], "(symbols_fd_static+0x") != NULL, "%s (glibc: %s)", ours[0],
+              glibc[0]);
+    int named = 0;
+    for (int i = 0; i < glibc_count; i++) {
+        if (strstr(glibc[i], "(+0x") != NULL)
+            continue; /* glibc has no name: ours may have one (the static one) */
+        cr_assert_str_eq(ours[i], glibc[i], "frame %d", i);
+        named++;
+    }
+    cr_assert(named >= 2, "glibc named %d frames: symbols_fd_exported and main expected", named);
 }
