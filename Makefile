@@ -88,6 +88,7 @@ SIGNAL_SAFE_SOURCES := \
 	src/fatal/report_json.c \
 	src/fatal/handler.c \
 	src/fatal/handler_config.c \
+	src/fatal/saved_action.c \
 	src/fatal/report_text_threads.c \
 	src/fatal/report_json_threads.c \
 	src/fatal/report_destination.c \
@@ -202,7 +203,7 @@ $(BUILD)/obj/src/fatal/thread_start_static.o: src/fatal/thread_start_static.c
 # own order.
 LINK_FIRST := $(addprefix $(BUILD)/obj/, \
 	src/base/options.o src/base/environment.o src/base/array_grow.o \
-	src/fatal/install.o src/fatal/handler_config.o src/fatal/alternate_stack.o \
+	src/fatal/install.o src/fatal/handler_config.o src/fatal/saved_action.o src/fatal/alternate_stack.o \
 	src/fatal/collect.o src/fatal/thread_start.o src/fatal/symbolizer_path.o \
 	src/fatal/second_stage_launch.o \
 	src/symbolize/index.o src/symbolize/index_light.o src/symbolize/index_reader.o \

@@ -31,7 +31,7 @@ void handler_config_publish(const struct handler_config *config)
 static void copy_view(const struct handler_config *from, int signo, struct handler_view *view)
 {
     memcpy(&view->options, &from->options, sizeof view->options);
-    memcpy(&view->previous, &from->previous[signo], sizeof view->previous);
+    saved_action_give(&from->previous[signo], &view->previous);
     memcpy(&view->callbacks, &from->callbacks, sizeof view->callbacks);
 }
 

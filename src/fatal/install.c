@@ -30,10 +30,10 @@
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct handler_config staged;   /* the installer's copy, under install_lock */
 
-static int is_ours(const struct sigaction *action)
+static int is_ours(const struct saved_action *action)
 {
-    return (action->sa_flags & SA_SIGINFO) && (action->sa_sigaction == fatal_signal_handler ||
-                                               action->sa_sigaction == dump_signal_handler);
+    return (action->flags & SA_SIGINFO) &&
+           (action->action == fatal_signal_handler || action->action == dump_signal_handler);
 }
 
 /* Whether SIGNO is one to install: a fatal one of SIGNALS, or the dump
@@ -63,25 +63,31 @@ static void note_platform(void)
     second_stage_emulated = fatal_handler_queue_plainly;
 }
 
-/* Field by field, not memcmp: glibc fills only the kernel's 8 bytes of
- * sa_mask and no padding, so the rest of the struct is whatever was there. */
-static int same_action(const struct sigaction *a, const struct sigaction *b)
+static int same_action(const struct saved_action *a, const struct saved_action *b)
 {
-    if (a->sa_sigaction != b->sa_sigaction || a->sa_flags != b->sa_flags)
-        return 0;
-    for (int signo = 1; signo < HANDLER_SIGNALS; signo++)
-        if (sigismember(&a->sa_mask, signo) != sigismember(&b->sa_mask, signo))
-            return 0;
-    return 1;
+    return a->action == b->action && a->flags == b->flags && a->mask == b->mask;
+}
+
+/* The action of SIGNO kept in *SAVED (sigaction's NEW: ours, or NULL to
+ * ask only); -1 when sigaction fails. */
+static int exchange_action(int signo, const struct sigaction *new, struct saved_action *saved)
+{
+    struct sigaction old;
+    if (sigaction(signo, new, &old) != 0)
+        return -1;
+    saved_action_keep(saved, &old);
+    return 0;
 }
 
 static void install_signals(uint64_t signals, int dump_signal)
 {
-    struct sigaction before[HANDLER_SIGNALS];
+    /* Kept small: the install runs in every process, on a stack that has
+     * not grown yet (a sigaction array was 10 KiB of it). */
+    struct saved_action before[HANDLER_SIGNALS];
     char queried[HANDLER_SIGNALS] = { 0 }; /* a mask would need bit 64 */
     note_platform();
     for (int signo = 1; signo < HANDLER_SIGNALS; signo++) {
-        if (!wanted(signo, signals, dump_signal) || sigaction(signo, NULL, &before[signo]) != 0)
+        if (!wanted(signo, signals, dump_signal) || exchange_action(signo, NULL, &before[signo]) != 0)
             continue;
         queried[signo] = 1;
         if (!is_ours(&before[signo]))
@@ -94,11 +100,11 @@ static void install_signals(uint64_t signals, int dump_signal)
     sigemptyset(&ours.sa_mask);
     int changed = 0;
     for (int signo = 1; signo < HANDLER_SIGNALS; signo++) {
-        struct sigaction previous;
+        struct saved_action previous;
         if (!queried[signo])
             continue;
         ours.sa_sigaction = signo == dump_signal ? dump_signal_handler : fatal_signal_handler;
-        if (sigaction(signo, &ours, &previous) != 0)
+        if (exchange_action(signo, &ours, &previous) != 0)
             continue;
         if (!is_ours(&previous) && !same_action(&previous, &before[signo])) {
             staged.previous[signo] = previous;
@@ -176,10 +182,13 @@ void backtrace_uninstall_fatal_handler(void)
     for (int signo = 1; signo < HANDLER_SIGNALS - 1; signo++) {
         if (!(staged.installed & ((uint64_t)1 << signo)))
             continue;
-        struct sigaction current;
+        struct saved_action current;
+        struct sigaction previous;
         /* Leave alone a handler someone installed over ours. */
-        if (sigaction(signo, NULL, &current) == 0 && is_ours(&current))
-            sigaction(signo, &staged.previous[signo], NULL);
+        if (exchange_action(signo, NULL, &current) == 0 && is_ours(&current)) {
+            saved_action_give(&staged.previous[signo], &previous);
+            sigaction(signo, &previous, NULL);
+        }
     }
     memset(staged.previous, 0, sizeof staged.previous);
     staged.installed = 0;

@@ -30,7 +30,7 @@ static void publish_marked(struct handler_config *config, int mark)
 {
     config->options.frames = mark;
     for (int signo = 0; signo < HANDLER_SIGNALS; signo++)
-        config->previous[signo].sa_flags = mark;
+        config->previous[signo].flags = mark;
     config->callbacks.set_context = (void *)(intptr_t)mark;
     atomic_fetch_add(&publishes_started, 1);
     publishing = 1;

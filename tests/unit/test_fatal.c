@@ -211,6 +211,43 @@ Test(fatal, uninstall_gives_back_the_previous_action, .timeout = 30)
     cr_assert_eq(strstr(result.output, "fatal signal"), NULL, "%s", result.output);
 }
 
+/* Exits 0 when SIGBUS's action after an install and an uninstall is the
+ * one before, field by field: handler, flags and every signal of its
+ * mask (one of them the last real-time signal: the handler keeps masks
+ * in 64 bits, saved_action.c). */
+static void install_then_uninstall_keeps_the_action(void *context)
+{
+    (void)context;
+    struct sigaction previous, before, after;
+    memset(&previous, 0, sizeof previous);
+    previous.sa_sigaction = previous_siginfo_handler;
+    previous.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+    sigemptyset(&previous.sa_mask);
+    sigaddset(&previous.sa_mask, SIGUSR2);
+    sigaddset(&previous.sa_mask, SIGRTMAX);
+    if (sigaction(SIGBUS, &previous, NULL) != 0 || sigaction(SIGBUS, NULL, &before) != 0)
+        _exit(2);
+    install_or_exit(NULL);
+    backtrace_uninstall_fatal_handler();
+    if (sigaction(SIGBUS, NULL, &after) != 0)
+        _exit(3);
+    if (after.sa_sigaction != before.sa_sigaction || after.sa_flags != before.sa_flags)
+        _exit(4);
+    for (int signo = 1; signo <= SIGRTMAX; signo++)
+        if (sigismember(&after.sa_mask, signo) != sigismember(&before.sa_mask, signo))
+            _exit(5);
+    _exit(sigismember(&after.sa_mask, SIGRTMAX) == 1 ? 0 : 6);
+}
+
+Test(fatal, uninstall_gives_back_the_previous_flags_and_mask, .timeout = 30)
+{
+    static struct child_result result;
+    run_child(install_then_uninstall_keeps_the_action, NULL, &result);
+    cr_assert(WIFEXITED(result.status) && WEXITSTATUS(result.status) == 0,
+              "status 0x%x (4: handler or flags, 5: mask differ)\n%s", result.status,
+              result.output);
+}
+
 /* signal() reinstalling our handler without SA_SIGINFO must not crash it. */
 static void reinstall_without_siginfo(void *context)
 {
