@@ -85,6 +85,19 @@ static int contains(const Elf64_Sym *symbol, uint64_t address)
     return address - symbol->st_value < symbol->st_size;
 }
 
+/* An ARM mapping symbol ('$x', '$d': where code or data starts, no
+ * function's name), looked at only for the few symbols that contain an
+ * asked address. It shares its address with the function it starts, and
+ * would otherwise hide it. */
+static int is_mapping_symbol(const struct symtab_scratch *table, const Elf64_Sym *symbol)
+{
+    char first = '\0';
+    if (ELF64_ST_TYPE(symbol->st_info) != STT_NOTYPE || symbol->st_name >= table->strings.sh_size)
+        return 0;
+    return read_at(table->fd, &first, 1, table->strings.sh_offset + symbol->st_name) == 0 &&
+           first == '$';
+}
+
 /* The innermost symbol wins; between aliases, a global or weak one. */
 static void consider(struct symtab_scratch *table, int a, const Elf64_Sym *symbol)
 {
@@ -113,7 +126,8 @@ static void scan(struct symtab_scratch *table, int count)
             if (!kept(table, &symbols[i]))
                 continue;
             for (int a = 0; a < count; a++)
-                if (contains(&symbols[i], table->addresses[a]))
+                if (contains(&symbols[i], table->addresses[a]) &&
+                    !is_mapping_symbol(table, &symbols[i]))
                     consider(table, a, &symbols[i]);
         }
     }

@@ -187,14 +187,15 @@ Test(guard_pages, writes_after_free_fault_at_the_access, .timeout = 120)
 }
 
 /* Every place and direction with each of the architecture's vector
- * moves; one the CPU lacks is skipped, said. */
+ * moves; one the CPU lacks is skipped, said (as information: Criterion
+ * exits 1 after a warning, and a CPU without AVX-512 is no failure). */
 Test(guard_pages, vector_moves_fault_at_the_access_with_their_size, .timeout = 240)
 {
     int ran = 0;
     for (size_t i = 0; i < sizeof arch_moves / sizeof arch_moves[0]; i++) {
         const struct size_case *move = &arch_moves[i];
         if (move->supported != NULL && !move->supported()) {
-            cr_log_warn("this CPU (or its kernel) has no %s: its %d-byte move is not tried",
+            cr_log_info("this CPU (or its kernel) has no %s: its %d-byte move is not tried",
                         move->size, move->bytes);
             continue;
         }
