@@ -68,6 +68,11 @@ enum heap_capture_kind {
 };
 stack_id heap_capture(enum heap_capture_kind kind);
 
+/* Whether the calling code's stack, walked past where a capture stops,
+ * has a frame in the library's own code (stack_counts_look_deeper).
+ * Signal-safe. */
+int heap_capture_reaches_library(void);
+
 /* The calling thread's memo for mtrace's stack lines, or NULL. */
 struct backtrace_memo *heap_trace_memo(void);
 

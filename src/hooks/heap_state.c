@@ -119,6 +119,7 @@ static void initialise(void)
     heap.options = *environment_options_quietly(); /* the core library reports a mistake */
     block_layout_init(&heap.layout, heap.options.guard, make_secret());
     find_own_code();
+    stack_counts_look_deeper(heap.options.heap_frames, heap_capture_reaches_library);
     /* sample=N: recording is off, as with heap=0, but for the samples. */
     int sampling = heap.options.sample != 0;
     int recording = heap.options.heap && !sampling && stack_depot_init(DEPOT_RESERVE) == 0 &&

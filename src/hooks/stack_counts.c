@@ -11,7 +11,9 @@
  * frame in the library's own code (the core library builds its symbol
  * index from its constructor, before the hook layer can say it is busy)
  * is looked at once, at its first allocation, and never counted: a
- * profile shows the program's memory.
+ * profile shows the program's memory. A stack as deep as a capture goes
+ * may have lost that frame: its first allocation walks deeper
+ * (stack_counts_look_deeper).
  *
  * The peak: the live bytes of the whole heap are a sum every thread would
  * write, one contended line; instead each thread keeps its own change and
@@ -34,6 +36,8 @@ static _Alignas(64) _Atomic size_t list_used;
 #define EXCLUDED_MAX 2
 static uintptr_t excluded[EXCLUDED_MAX][2];
 static int excluded_count;
+static int cut_depth = STACK_DEPOT_MAX_FRAMES;
+static int (*look_deeper)(void);
 
 static _Alignas(64) _Atomic int64_t live_total;   /* what the threads handed on */
 static _Atomic uint64_t snapshot_total;           /* live_total at the last snapshot */
@@ -66,15 +70,28 @@ void stack_counts_exclude(uintptr_t start, uintptr_t end)
     }
 }
 
+void stack_counts_look_deeper(int depth, int (*deeper)(void))
+{
+    cut_depth = depth;
+    look_deeper = deeper;
+}
+
+int stack_counts_in_excluded(void *const *frames, int count)
+{
+    for (int i = 0; i < count; i++)
+        for (int r = 0; r < excluded_count; r++)
+            if ((uintptr_t)frames[i] >= excluded[r][0] && (uintptr_t)frames[i] < excluded[r][1])
+                return 1;
+    return 0;
+}
+
 static int in_library(stack_id stack)
 {
     void *words[STACK_DEPOT_MAX_FRAMES];
     int count = stack_depot_get(stack, words, STACK_DEPOT_MAX_FRAMES);
-    for (int i = 1; i < count; i++) /* words[0]: the thread */
-        for (int r = 0; r < excluded_count; r++)
-            if ((uintptr_t)words[i] >= excluded[r][0] && (uintptr_t)words[i] < excluded[r][1])
-                return 1;
-    return 0;
+    if (count > 1 && stack_counts_in_excluded(words + 1, count - 1)) /* words[0]: the thread */
+        return 1;
+    return count - 1 >= cut_depth && look_deeper != NULL && look_deeper();
 }
 
 /* Full: the stack keeps its counts but no profile shows it. */

@@ -151,3 +151,15 @@ stack_id heap_capture(enum heap_capture_kind kind)
     words[0] = (void *)(uintptr_t)heap_thread_id();
     return put_through_recent(memory, words, count + 1);
 }
+
+/* Frames the deeper look walks: a stack's library frame further out than
+ * this is not looked for. */
+#define DEEPER_FRAMES 256
+
+int heap_capture_reaches_library(void)
+{
+    void *frames[DEEPER_FRAMES];
+    int count = backtrace_skip_range(frames, DEEPER_FRAMES, (const void *)heap.own_start,
+                                     (const void *)heap.own_end, NULL);
+    return count > 0 && stack_counts_in_excluded(frames, count);
+}

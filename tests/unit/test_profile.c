@@ -353,6 +353,42 @@ Test(profile, folded_stacks_add_up_to_the_same_totals, .init = setup_tools)
     }
 }
 
+/* The total of a folded alloc_objects profile of a run with OPTIONS. */
+static long folded_objects(const char *options)
+{
+    char all[256], path[300];
+    snprintf(all, sizeof all, "profile_format=folded:profile_sample=alloc_objects:%s", options);
+    free(run_profiled(all));
+    snprintf(path, sizeof path, "%s/heap.out", work);
+    char *folded = read_whole(path);
+    long total = 0;
+    for (char *line = folded; *line != '\0';) {
+        char *end = strchr(line, '\n');
+        cr_assert_not_null(end, "an unterminated line");
+        *end = '\0';
+        char *space = strrchr(line, ' ');
+        cr_assert_not_null(space, "%s", line);
+        total += strtol(space + 1, NULL, 10);
+        line = end + 1;
+    }
+    free(folded);
+    return total;
+}
+
+/* The index the core library builds at load (index_cache=0: every run)
+ * allocates through libdw, deep under the loader's dlopen and its own
+ * calls: stacks cut at 4 frames lose the library's frame, and are still
+ * the library's, in no profile (aarch64's loader is 16 frames deep under
+ * dlopen: the default heap_frames cut it there). */
+Test(profile, a_stack_cut_short_of_the_librarys_frame_is_still_the_librarys,
+     .init = setup_tools)
+{
+    long whole = folded_objects("index_cache=0");
+    long cut = folded_objects("index_cache=0:heap_frames=4");
+    cr_assert_gt(whole, 0);
+    cr_assert_eq(cut, whole, "alloc_objects: %ld with 4 frames, %ld with the default", cut, whole);
+}
+
 /* execinfo_ex_heap --profile: a profiler, as heaptrack runs one: the
  * profile (a relative FILE is the current directory's), the same answers. */
 Test(profile, heap_command_profiles, .init = setup_tools)
