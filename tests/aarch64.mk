@@ -75,13 +75,20 @@ QEMU_ENV  := PATH=$(QEMU_TOOLS):$(PATH) QEMU_LD_PREFIX=$(QEMU_PREFIX) QEMU_CPU=m
 #   Q13 it keeps a guest's RLIMIT_AS to itself (setrlimit succeeds, the
 #      host process is not limited: it reserves the guest's address
 #      space): the second stage starts and answers under the limit.
+#   Q14 a SIGSEGV sent by kill() now and then kills the guest by the
+#      default action though it has a handler (status 0xb, the handler
+#      never runs): a plain program that installs a SIGSEGV handler,
+#      writes "ready" and pauses, killed by its parent, lost its handler
+#      in 3 of 600 runs under qemu-aarch64, 0 of 2000 natively, 0 of 600
+#      with SIGUSR1 under qemu (2026-12-06).
 QEMU_SKIP :=
 QEMU_FILTER_test_fatal := !(fatal/integer_divide_by_zero|$\
 	fatal/json_report_is_valid_json|fatal/callback_adds_json_members|$\
 	fatal/eight_threads_crashing_at_once_give_one_report|$\
 	fatal/crash_while_another_thread_is_in_the_loader|$\
 	fatal/stack_overflow_in_a_small_pthread_created_after_install|$\
-	fatal/preloaded_into_python_reports_its_crash)
+	fatal/preloaded_into_python_reports_its_crash|$\
+	fatal/signal_sent_by_kill_names_the_sender_and_is_reraised)
 QEMU_FILTER_test_fatal_edges := !(edges/a_fault_without_address_says_unknown_and_gives_hints|$\
 	edges/a_fault_without_address_in_json|$\
 	edges/a_use_after_free_through_the_fill_says_the_heap_cannot_tell|$\
