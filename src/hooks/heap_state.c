@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/auxv.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,6 +86,20 @@ static void find_own_code(void)
     }
 }
 
+/* Stacks cut at heap_frames outside the program's code (AT_ENTRY's
+ * module) are walked again deeper at their first allocation
+ * (stack_counts_look_deeper). */
+static void look_deeper_outside_the_program(void)
+{
+    struct dl_find_object object;
+    uintptr_t start = 0, end = 0;
+    if (_dl_find_object((void *)getauxval(AT_ENTRY), &object) == 0) {
+        start = (uintptr_t)object.dlfo_map_start;
+        end = (uintptr_t)object.dlfo_map_end;
+    }
+    stack_counts_look_deeper(heap.options.heap_frames, start, end, heap_capture_reaches_library);
+}
+
 /* Loading the hooks is enough to get crash reports too, unless handler=0.
  * A constructor, not the first malloc: installing builds the index. */
 __attribute__((constructor))
@@ -119,7 +134,7 @@ static void initialise(void)
     heap.options = *environment_options_quietly(); /* the core library reports a mistake */
     block_layout_init(&heap.layout, heap.options.guard, make_secret());
     find_own_code();
-    stack_counts_look_deeper(heap.options.heap_frames, heap_capture_reaches_library);
+    look_deeper_outside_the_program();
     /* sample=N: recording is off, as with heap=0, but for the samples. */
     int sampling = heap.options.sample != 0;
     int recording = heap.options.heap && !sampling && stack_depot_init(DEPOT_RESERVE) == 0 &&

@@ -11,9 +11,9 @@
  * frame in the library's own code (the core library builds its symbol
  * index from its constructor, before the hook layer can say it is busy)
  * is looked at once, at its first allocation, and never counted: a
- * profile shows the program's memory. A stack as deep as a capture goes
- * may have lost that frame: its first allocation walks deeper
- * (stack_counts_look_deeper).
+ * profile shows the program's memory. A stack as deep as a capture goes,
+ * outside the program's own code, may have lost that frame: its first
+ * allocation walks deeper (stack_counts_look_deeper).
  *
  * The peak: the live bytes of the whole heap are a sum every thread would
  * write, one contended line; instead each thread keeps its own change and
@@ -37,6 +37,7 @@ static _Alignas(64) _Atomic size_t list_used;
 static uintptr_t excluded[EXCLUDED_MAX][2];
 static int excluded_count;
 static int cut_depth = STACK_DEPOT_MAX_FRAMES;
+static uintptr_t program_code[2];
 static int (*look_deeper)(void);
 
 static _Alignas(64) _Atomic int64_t live_total;   /* what the threads handed on */
@@ -70,9 +71,12 @@ void stack_counts_exclude(uintptr_t start, uintptr_t end)
     }
 }
 
-void stack_counts_look_deeper(int depth, int (*deeper)(void))
+void stack_counts_look_deeper(int depth, uintptr_t program_start, uintptr_t program_end,
+                              int (*deeper)(void))
 {
     cut_depth = depth;
+    program_code[0] = program_start;
+    program_code[1] = program_end;
     look_deeper = deeper;
 }
 
@@ -85,13 +89,29 @@ int stack_counts_in_excluded(void *const *frames, int count)
     return 0;
 }
 
+/* Cut where a capture stops, and none of it the program's own code: the
+ * library's frame may be further out. A frame of the program says the
+ * program made the call (the library calls no program code while it
+ * allocates), so its stacks, cut or not, cost no deeper walk. */
+static int may_hide_the_library(void *const *frames, int count)
+{
+    if (count < cut_depth || look_deeper == NULL)
+        return 0;
+    for (int i = 0; i < count; i++)
+        if ((uintptr_t)frames[i] >= program_code[0] && (uintptr_t)frames[i] < program_code[1])
+            return 0;
+    return 1;
+}
+
 static int in_library(stack_id stack)
 {
     void *words[STACK_DEPOT_MAX_FRAMES];
     int count = stack_depot_get(stack, words, STACK_DEPOT_MAX_FRAMES);
-    if (count > 1 && stack_counts_in_excluded(words + 1, count - 1)) /* words[0]: the thread */
+    if (count <= 1)
+        return 0;
+    if (stack_counts_in_excluded(words + 1, count - 1)) /* words[0]: the thread */
         return 1;
-    return count - 1 >= cut_depth && look_deeper != NULL && look_deeper();
+    return may_hide_the_library(words + 1, count - 1) && look_deeper();
 }
 
 /* Full: the stack keeps its counts but no profile shows it. */

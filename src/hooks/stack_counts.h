@@ -38,10 +38,12 @@ void stack_counts_exclude(uintptr_t start, uintptr_t end);
 /* A stack of DEPTH frames (heap_frames: where a capture stops) may have
  * been cut short of the library's frame: the loader's dlopen of libdw
  * from the core's index build at load is 16 frames deep on aarch64. At
- * its first allocation DEEPER, called in the allocating thread, walks the
- * current stack further and says whether it reaches the library's code.
- * Set at initialisation, with the ranges. */
-void stack_counts_look_deeper(int depth, int (*deeper)(void));
+ * the first allocation of such a stack with no frame in the program's own
+ * code [PROGRAM_START, PROGRAM_END), DEEPER, called in the allocating
+ * thread, walks the current stack further and says whether it reaches
+ * the library's code. Set at initialisation, with the ranges. */
+void stack_counts_look_deeper(int depth, uintptr_t program_start, uintptr_t program_end,
+                              int (*deeper)(void));
 
 /* Whether one of FRAMES is in the ranges given to stack_counts_exclude. */
 int stack_counts_in_excluded(void *const *frames, int count);
