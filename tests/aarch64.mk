@@ -168,8 +168,9 @@ $(QEMU_TOOLS):
 # installed tools run is the sysroot's dash (Debian's dash:arm64), which
 # their preload reaches. Under QEMU_USER, run.sh takes qemu's own lines
 # out of the programs' stderr (Q1, Q14) and skips its two python3 checks
-# (Q3). Run as one of qemu-tests' jobs, or alone: make
-# CROSS_COMPILE=aarch64-linux-gnu- qemu-integration.
+# (Q3). Run as one of qemu-tests' jobs, or alone (after `make all` and
+# tests/aarch64/qemu_binfmt.sh): make CROSS_COMPILE=aarch64-linux-gnu-
+# qemu-integration.
 QEMU_INTEGRATION_ENV := $(QEMU_ENV) CC=$(CROSS_COMPILE)gcc MAKE_ARGS=CROSS_COMPILE=$(CROSS_COMPILE) \
 	SYSROOT_FLAGS='$(CROSS_FLAGS)' PKG_CONFIG_LIBDIR=$(CROSS_PKG_CONFIG_LIBDIR) \
 	LDD='$(QEMU_PREFIX)/lib/ld-linux-aarch64.so.1 --list' TOOL_SH=$(QEMU_PREFIX)/bin/dash \

@@ -116,12 +116,14 @@ quiet_make() {
 # the host loader's refusal of the aarch64 library in the LD_PRELOAD the
 # tools set, which qemu (and a host program, Q3) inherits: the guest's own
 # loader preloads it (the reports and the echoed LD_PRELOAD show it).
+# The lines taken out are kept in FILE.qemu (KEEP_TMP=1).
 drop_qemu_lines() {
     [ -n "$QEMU_USER" ] && [ -e "$1" ] || return 0
-    grep -v -E -e '^qemu: uncaught target signal [0-9]+ \([^)]*\) - (core dumped|exiting)$' \
-        -e "^ERROR: ld\\.so: object '[^']*' from LD_PRELOAD cannot be preloaded \\(cannot open shared object file\\): ignored\\.$" \
-        "$1" >"$1.qemu" || true
-    mv "$1.qemu" "$1"
+    set -- "$1" '^qemu: uncaught target signal [0-9]+ \([^)]*\) - (core dumped|exiting)$' \
+        "^ERROR: ld\\.so: object '[^']*' from LD_PRELOAD cannot be preloaded \\(cannot open shared object file\\): ignored\\.$"
+    grep -E -e "$2" -e "$3" "$1" >"$1.qemu" || true
+    grep -v -E -e "$2" -e "$3" "$1" >"$1.program" || true
+    mv "$1.program" "$1"
 }
 
 # qemu_skip DESCRIPTION REASON: under qemu-user, a check it cannot give.
