@@ -43,9 +43,8 @@ CROSS_FLAGS := -isystem $(SYSROOT)/usr/include -isystem $(SYSROOT)/usr/include/$
 	-Wl,-rpath-link,$(SYSROOT)/usr/lib/$(MULTIARCH) -Wl,-rpath-link,$(SYSROOT)/lib/$(MULTIARCH)
 CC         += $(CROSS_FLAGS)
 CXX        += $(CROSS_FLAGS)
-PKG_CONFIG := PKG_CONFIG_SYSROOT_DIR=$(SYSROOT) \
-	PKG_CONFIG_LIBDIR=$(SYSROOT)/usr/lib/$(MULTIARCH)/pkgconfig:$(SYSROOT)/usr/share/pkgconfig \
-	pkg-config
+CROSS_PKG_CONFIG_LIBDIR := $(SYSROOT)/usr/lib/$(MULTIARCH)/pkgconfig:$(SYSROOT)/usr/share/pkgconfig
+PKG_CONFIG := PKG_CONFIG_SYSROOT_DIR=$(SYSROOT) PKG_CONFIG_LIBDIR=$(CROSS_PKG_CONFIG_LIBDIR) pkg-config
 # The directory for qemu-aarch64 -L: the cross libc (libc6-arm64-cross,
 # /usr/$(MULTIARCH)) is copied into the sysroot by tools/aarch64_sysroot.sh,
 # so that one directory holds the libc and the run-time dependencies.

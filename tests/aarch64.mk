@@ -1,7 +1,9 @@
 # tests/aarch64.mk: make test-aarch64 (issue 27) builds the aarch64 tree
 # (build-aarch64/, cross.mk) and runs its unit, crash and integration
 # tests under qemu-aarch64 -cpu max (pointer authentication), with
-# build-aarch64/sysroot as qemu's -L. The native `make test` never needs
+# build-aarch64/sysroot as qemu's -L: each test binary, and
+# tests/integration/run.sh on an install of the aarch64 build
+# (qemu-integration, below), two at a time. The native `make test` never needs
 # the cross tools. The test programs run other aarch64 programs, so the
 # kernel must hand them to qemu: tests/aarch64/qemu_binfmt.sh.
 
@@ -81,6 +83,18 @@ QEMU_ENV  := PATH=$(QEMU_TOOLS):$(PATH) QEMU_LD_PREFIX=$(QEMU_PREFIX) QEMU_CPU=m
 #      writes "ready" and pauses, killed by its parent, lost its handler
 #      in 3 of 600 runs under qemu-aarch64, 0 of 2000 natively, 0 of 600
 #      with SIGUSR1 under qemu (2026-12-06).
+#   Q15 qemu-aarch64 is itself a host program, started by binfmt_misc
+#      with the guest's environment: its loader reads the LD_PRELOAD that
+#      execinfo_ex_run and execinfo_ex_heap set and prints "ERROR: ld.so:
+#      object ... cannot be preloaded" on stderr (the guest's loader does
+#      preload the library): a stderr the test wants empty is not.
+# The integration tests (qemu-integration) run whole, but for two checks
+# of python3 under the tools or the preloaded library (Q3: the thread
+# dump of python3's four threads, the ctypes crash through libffi); they
+# take qemu's own lines (Q1, Q15, matched exactly) out of a program's
+# stderr before looking at it, and give the tools the sysroot's aarch64
+# dash to run where the native run gives sh (Q3: the host's sh would not
+# get the library, so no report).
 QEMU_SKIP :=
 QEMU_FILTER_test_fatal := !(fatal/integer_divide_by_zero|$\
 	fatal/json_report_is_valid_json|fatal/callback_adds_json_members|$\
@@ -148,11 +162,41 @@ $(QEMU_TOOLS):
 	  ln -sf "$$(command -v $(CROSS_COMPILE)$$tool)" $@/$$tool; done
 	ln -sf gcc $@/cc; ln -sf g++ $@/c++
 
+# The integration tests (tests/integration/run.sh, as `make
+# test-integration` runs them natively) on this build: installed by
+# `make CROSS_COMPILE=... install` into a temporary prefix, the user
+# programs built by the cross compiler against the sysroot (CROSS_FLAGS,
+# and pkg-config finds the dependencies' .pc files there), run through
+# binfmt_misc; ldd is the target loader's --list, and the shell the
+# installed tools run is the sysroot's dash (Debian's dash:arm64), which
+# their preload reaches. Under QEMU_USER, run.sh takes qemu's own lines
+# out of the programs' stderr (Q1, Q15) and skips its two python3 checks
+# (Q3). Run as one of qemu-tests' jobs, or alone (after `make all` and
+# tests/aarch64/qemu_binfmt.sh): make CROSS_COMPILE=aarch64-linux-gnu-
+# qemu-integration.
+QEMU_INTEGRATION_ENV := $(QEMU_ENV) CC=$(CROSS_COMPILE)gcc MAKE_ARGS=CROSS_COMPILE=$(CROSS_COMPILE) \
+	SYSROOT_FLAGS='$(CROSS_FLAGS)' PKG_CONFIG_LIBDIR=$(CROSS_PKG_CONFIG_LIBDIR) \
+	LDD='$(QEMU_PREFIX)/lib/ld-linux-aarch64.so.1 --list' TOOL_SH=$(QEMU_PREFIX)/bin/dash \
+	QEMU_USER=qemu-aarch64
+
+# Like qemu-run-%: the status in a file, for check_logs.sh.
+qemu-run-integration: all $(QEMU_TOOLS)
+	@mkdir -p $(QEMU_LOGS)
+	@start=$$(date +%s); env $(QEMU_INTEGRATION_ENV) timeout 900 sh tests/integration/run.sh \
+	  > $(QEMU_LOGS)/integration.out 2>&1; \
+	  status=$$?; echo $$status > $(QEMU_LOGS)/integration.status; \
+	  { echo "== qemu-aarch64: tests/integration/run.sh ($$(( $$(date +%s) - start )) s, status $$status)"; \
+	    grep -v '^ok - ' $(QEMU_LOGS)/integration.out | tail -n 60; \
+	    grep '^ok - .* # SKIP' $(QEMU_LOGS)/integration.out; }
+
+qemu-integration: qemu-run-integration
+	@test "$$(cat $(QEMU_LOGS)/integration.status)" = 0
+
 qemu-tests: all $(QEMU_UNIT) $(QEMU_TOOLS)
 	@rm -rf $(QEMU_LOGS) && mkdir -p $(QEMU_LOGS)
-	@echo "== qemu-aarch64: $(words $(QEMU_UNIT)) test binaries (left out: $(or $(QEMU_SKIP),none))"
-	@$(MAKE) --no-print-directory -j2 $(QEMU_RUNS)
+	@echo "== qemu-aarch64: $(words $(QEMU_UNIT)) test binaries (left out: $(or $(QEMU_SKIP),none)), and the integration tests"
+	@$(MAKE) --no-print-directory -j2 qemu-run-integration $(QEMU_RUNS)
 	@sh tests/sanitize/check_logs.sh $(QEMU_LOGS)
 endif
 
-.PHONY: test-aarch64 qemu-tests
+.PHONY: test-aarch64 qemu-tests qemu-integration qemu-run-integration

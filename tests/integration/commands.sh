@@ -13,7 +13,7 @@
 # Issue 13, item 5: an existing -o FILE is said once, before the program
 # runs (the report then goes to stderr); --overwrite replaces it.
 echo "old contents" >"$tmp/cwd/exists.txt"
-run_tool tool_exists - -o exists.txt sh -c 'kill -SEGV $$'
+run_tool tool_exists - -o exists.txt "$TOOL_SH" -c 'kill -SEGV $$'
 said=$(grep -c 'exists.txt exists .*--overwrite replaces it' "$tmp/out/tool_exists.err" || true)
 if [ "$(cat "$tmp/out/tool_exists.status")" = 139 ] && [ "$said" = 1 ] &&
     [ "$(head -n 1 "$tmp/out/tool_exists.err" | cut -c1-17)" = "execinfo_ex_run: " ] &&
@@ -25,7 +25,7 @@ else
         "status $(cat "$tmp/out/tool_exists.status"), reason lines: $said"
     show "$tmp/out/tool_exists.err"
 fi
-run_tool tool_overwrite - --overwrite -o exists.txt sh -c 'kill -SEGV $$'
+run_tool tool_overwrite - --overwrite -o exists.txt "$TOOL_SH" -c 'kill -SEGV $$'
 if [ "$(cat "$tmp/out/tool_overwrite.status")" = 139 ] && [ ! -s "$tmp/out/tool_overwrite.err" ] &&
     grep -q 'fatal signal 11 (SIGSEGV)' "$tmp/cwd/exists.txt" && ! grep -q 'old contents' "$tmp/cwd/exists.txt"; then
     ok "execinfo_ex_run --overwrite -o EXISTING: the report replaces the file, nothing on stderr"
@@ -66,6 +66,7 @@ run_heap() {
     { (cd "$tmp/cwd" && exec env -u EXECINFO_EX_OPTIONS timeout 20 "$heap_tool" "$@") \
         >"$tmp/out/$name.out" 2>"$tmp/out/$name.err" || status=$?; } 2>/dev/null
     echo "$status" >"$tmp/out/$name.status"
+    drop_qemu_lines "$tmp/out/$name.err"
 }
 expect_heap_status() {
     if [ "$(cat "$tmp/out/$1.status")" = "$2" ]; then
@@ -125,7 +126,7 @@ fi
 # The flags become the library's options, in order, after the inherited
 # ones; the installed library is preloaded.
 run_heap heap_compose -f 8 --free-frames 3 -g 32 -q 1M --fill 0xaa --alloc-fill 7 --fill-max 1K -e report \
-    --overwrite -o r.txt sh -c 'echo "$EXECINFO_EX_OPTIONS"; echo "$LD_PRELOAD"'
+    --overwrite -o r.txt "$TOOL_SH" -c 'echo "$EXECINFO_EX_OPTIONS"; echo "$LD_PRELOAD"'
 want_options="heap_frames=8:free_frames=3:guard=32:quarantine=1M:free_fill=0xaa:alloc_fill=7:fill_max=1K:on_error=report:overwrite=1:report=$tmp/cwd/r.txt"
 if [ "$(sed -n 1p "$tmp/out/heap_compose.out")" = "$want_options" ] &&
     [ "$(sed -n 2p "$tmp/out/heap_compose.out")" = "$prefix/lib/libexecinfo_ex_hooks.so.0" ]; then
@@ -136,7 +137,7 @@ else
     show "$tmp/out/heap_compose.err"
 fi
 
-run_heap heap_bad_guard -g 5000 sh -c 'echo ran'
+run_heap heap_bad_guard -g 5000 "$TOOL_SH" -c 'echo ran'
 if [ "$(cat "$tmp/out/heap_bad_guard.status")" = 2 ] && ! grep -q ran "$tmp/out/heap_bad_guard.out" &&
     grep -q "^execinfo_ex_heap: .*bad value '5000' for option 'guard'" "$tmp/out/heap_bad_guard.err"; then
     ok "execinfo_ex_heap -g 5000: refused, status 2, the program not run"
@@ -144,7 +145,7 @@ else
     not_ok "execinfo_ex_heap -g 5000: refused, status 2, the program not run"
     show "$tmp/out/heap_bad_guard.err"
 fi
-run_heap heap_bad_free_frames --free-frames=65 sh -c 'echo ran'
+run_heap heap_bad_free_frames --free-frames=65 "$TOOL_SH" -c 'echo ran'
 if [ "$(cat "$tmp/out/heap_bad_free_frames.status")" = 2 ] && ! grep -q ran "$tmp/out/heap_bad_free_frames.out" &&
     grep -q "^execinfo_ex_heap: .*bad value '65' for option 'free_frames'" "$tmp/out/heap_bad_free_frames.err"; then
     ok "execinfo_ex_heap --free-frames=65: refused, status 2, the program not run"
@@ -152,7 +153,7 @@ else
     not_ok "execinfo_ex_heap --free-frames=65: refused, status 2, the program not run"
     show "$tmp/out/heap_bad_free_frames.err"
 fi
-run_heap heap_option --option heap_frames=12 -O lines=all sh -c 'echo "$EXECINFO_EX_OPTIONS"'
+run_heap heap_option --option heap_frames=12 -O lines=all "$TOOL_SH" -c 'echo "$EXECINFO_EX_OPTIONS"'
 if [ "$(cat "$tmp/out/heap_option.status")" = 0 ] &&
     [ "$(cat "$tmp/out/heap_option.out")" = heap_frames=12:lines=all ]; then
     ok "execinfo_ex_heap --option heap_frames=12 -O lines=all: passed through in order"
@@ -161,7 +162,7 @@ else
     show "$tmp/out/heap_option.out"
     show "$tmp/out/heap_option.err"
 fi
-run_heap heap_option_bad --option guard=5000 sh -c 'echo ran'
+run_heap heap_option_bad --option guard=5000 "$TOOL_SH" -c 'echo ran'
 if [ "$(cat "$tmp/out/heap_option_bad.status")" = 2 ] && ! grep -q ran "$tmp/out/heap_option_bad.out" &&
     grep -q "^execinfo_ex_heap: .*bad value '5000' for option 'guard'" "$tmp/out/heap_option_bad.err"; then
     ok "execinfo_ex_heap --option guard=5000: refused, status 2, the program not run"
@@ -170,7 +171,7 @@ else
     show "$tmp/out/heap_option_bad.err"
 fi
 heap_status=0
-(cd "$tmp/cwd" && EXECINFO_EX_OPTIONS=heap=0 timeout 20 "$heap_tool" sh -c 'echo ran') \
+(cd "$tmp/cwd" && EXECINFO_EX_OPTIONS=heap=0 timeout 20 "$heap_tool" "$TOOL_SH" -c 'echo ran') \
     >"$tmp/out/heap_off.out" 2>&1 || heap_status=$?
 if [ "$heap_status" = 2 ] && grep -q '^execinfo_ex_heap: .*heap=0' "$tmp/out/heap_off.out"; then
     ok "execinfo_ex_heap with EXECINFO_EX_OPTIONS=heap=0: refused, status 2"
@@ -216,7 +217,7 @@ else
     show "$tmp/out/leaks_quiet.out"
     show "$tmp/out/heap_leaks.err"
 fi
-run_heap heap_leaks_preload --leaks=t2 sh -c 'echo "$LD_PRELOAD"; echo "$MALLOC_TRACE"; echo "$EXECINFO_EX_OPTIONS"'
+run_heap heap_leaks_preload --leaks=t2 "$TOOL_SH" -c 'echo "$LD_PRELOAD"; echo "$MALLOC_TRACE"; echo "$EXECINFO_EX_OPTIONS"'
 if [ "$(sed -n 1p "$tmp/out/heap_leaks_preload.out")" = "$prefix/lib/libexecinfo_ex_hooks.so.0:$prefix/lib/execinfo_ex/mtrace_at_load.so" ] &&
     [ "$(sed -n 2p "$tmp/out/heap_leaks_preload.out")" = "$tmp/cwd/t2" ] &&
     [ "$(sed -n 3p "$tmp/out/heap_leaks_preload.out")" = "mtrace_frames=16" ]; then
