@@ -43,7 +43,7 @@ $(FUZZ_DIR)/fuzz_index_cache: tests/fuzz/fuzz_index_cache.c src/symbolize/index_
 
 # The builder and the lookup alone, instrumented (not the library's
 # constructors, which would index the fuzzer itself).
-FUZZ_INDEX_SOURCES := $(addprefix src/symbolize/,module_data.c symbol_table.c dynamic_symbols.c line_table.c \
+FUZZ_INDEX_SOURCES := $(addprefix src/symbolize/,module_data.c answer_filter.c symbol_table.c dynamic_symbols.c line_table.c \
 	inline_table.c debug_file.c debug_roots.c file_probes.c file_probes_check.c lookup.c inline_lookup.c \
 	maps_fallback.c module_list.c index_cache_image.c index_cache_deferred.c \
 	demangle.c demangled_names.c) \
@@ -61,7 +61,7 @@ $(FUZZ_DIR)/fuzz_trace_file: tests/fuzz/fuzz_trace_file.c $(FUZZ_LEAKS_SOURCES) 
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(DEP_CFLAGS) $(filter %.c,$^) -o $@ $(DEP_LIBS)
 
-$(FUZZ_DIR)/fuzz_dwarf_lines: tests/fuzz/fuzz_dwarf_lines.c src/symbolize/line_table.c src/symbolize/inline_table.c \
+$(FUZZ_DIR)/fuzz_dwarf_lines: tests/fuzz/fuzz_dwarf_lines.c src/symbolize/line_table.c src/symbolize/inline_table.c src/symbolize/answer_filter.c \
 	src/base/array_grow.c src/base/run_sort.c $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(DEP_CFLAGS) $(filter %.c,$^) -o $@ $(DEP_LIBS)
