@@ -121,8 +121,7 @@ QEMU_FILTER_test_dump := !(dump/backtrace_dump_threads_writes_every_thread_and_r
 # and its thread's) and parsed as JSON.
 QEMU_FILTER_test_heap_report := !(heap_report/the_vector_write_after_free_in_json|$\
 	heap_report/the_vector_read_after_free_at_a_guard_page_reads_in_forty_lines)
-QEMU_FILTER_test_guard_pages := !(guard_pages/a_vector_reference_kept_across_push_back_in_json|$\
-	guard_pages/text_and_json_of_a_guard_fault_carry_the_same_facts)
+QEMU_FILTER_test_guard_pages := !(guard_pages/a_vector_reference_kept_across_push_back_in_json)
 QEMU_FILTER_test_second_stage := !(second_stage/seccomp_refusing_clone_falls_back_with_its_reason|$\
 	second_stage/seccomp_refusing_execve_falls_back_with_its_reason|$\
 	second_stage/no_address_space_falls_back_with_its_reason)
