@@ -152,9 +152,11 @@ stack_id heap_capture(enum heap_capture_kind kind)
     return put_through_recent(memory, words, count + 1);
 }
 
-/* Frames the deeper look walks: a stack's library frame further out than
- * this is not looked for. */
-#define DEEPER_FRAMES 256
+/* Frames the deeper look walks (1 KiB of stack, inside malloc): a
+ * library frame further out than this is not looked for. The case that
+ * needs the look, the core's dlopen of libdw at load on aarch64, has it
+ * just past the 16 frames a capture keeps. */
+#define DEEPER_FRAMES 128
 
 int heap_capture_reaches_library(void)
 {
