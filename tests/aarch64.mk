@@ -57,7 +57,10 @@ QEMU_ENV  := PATH=$(QEMU_TOOLS):$(PATH) QEMU_LD_PREFIX=$(QEMU_PREFIX) QEMU_CPU=m
 #      guest's core file, and each read of /proc/self/maps, which it
 #      fakes in a file (strace: its write of the maps' lines fails with
 #      EFBIG and qemu dies by SIGXFSZ at the handler's first lookup,
-#      before the report file is opened);
+#      before the report file is opened). Whether it does depends on the
+#      length of the maps text, so on the checkout's path: the failing
+#      minidump write passes from /work/main and dies by SIGXFSZ from
+#      /check/work/main (CI, stop 34) and from any longer path, 3 of 3;
 #   Q7 (no longer arises: minidump_stackwalk walks an aarch64 minidump
 #      under qemu, frame for frame as the report names it; the test that
 #      seemed to need it read dump_syms' "MODULE Linux x86_64" line.)
@@ -125,7 +128,8 @@ QEMU_FILTER_test_guard_pages := !(guard_pages/a_vector_reference_kept_across_pus
 QEMU_FILTER_test_second_stage := !(second_stage/seccomp_refusing_clone_falls_back_with_its_reason|$\
 	second_stage/seccomp_refusing_execve_falls_back_with_its_reason|$\
 	second_stage/no_address_space_falls_back_with_its_reason)
-QEMU_FILTER_test_minidump := !(minidump/a_dump_writes_one_that_breakpad_reads_as_dump_requested)
+QEMU_FILTER_test_minidump := !(minidump/a_dump_writes_one_that_breakpad_reads_as_dump_requested|$\
+	minidump/a_write_that_fails_leaves_no_file)
 QEMU_FILTER_test_leak_check := !(leak_check/direct_and_indirect_leaks_are_lsans_and_valgrinds|$\
 	leak_check/a_leaked_cycle_is_all_indirect_as_in_lsan|$\
 	leak_check/a_leaked_std_map_of_strings_is_lsans_and_valgrinds|leak_check/every_scenario_at_once|$\
