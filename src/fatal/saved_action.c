@@ -1,19 +1,22 @@
 /* saved_action.c: a previous signal action kept in 24 bytes, not a
  * sigaction's 152 (handler.h says why).
- * World: signal-safe (sigemptyset, sigaddset and sigismember are on
- * POSIX's list). */
+ * World: signal-safe (sigemptyset is on POSIX's list; memcpy).
+ *
+ * The mask is copied as one word: glibc's sigset_t starts with the
+ * kernel's, signal N at bit N-1 of its first 64 bits, which hold all of
+ * Linux's signals. Asking sigismember for each of them cost a preloaded
+ * /bin/true 18 K instructions, half of the constructor (issue 26). */
 #include "handler.h"
 
 #include <string.h>
+
+_Static_assert(sizeof(sigset_t) >= sizeof(uint64_t), "the kernel's 64 signals lead a sigset_t");
 
 void saved_action_keep(struct saved_action *saved, const struct sigaction *action)
 {
     saved->action = action->sa_sigaction;
     saved->flags = action->sa_flags;
-    saved->mask = 0;
-    for (int signo = 1; signo < HANDLER_SIGNALS; signo++)
-        if (sigismember(&action->sa_mask, signo) == 1)
-            saved->mask |= (uint64_t)1 << (signo - 1);
+    memcpy(&saved->mask, &action->sa_mask, sizeof saved->mask);
 }
 
 void saved_action_give(const struct saved_action *saved, struct sigaction *action)
@@ -22,7 +25,5 @@ void saved_action_give(const struct saved_action *saved, struct sigaction *actio
     action->sa_sigaction = saved->action;
     action->sa_flags = saved->flags;
     sigemptyset(&action->sa_mask);
-    for (int signo = 1; signo < HANDLER_SIGNALS; signo++)
-        if (saved->mask & ((uint64_t)1 << (signo - 1)))
-            sigaddset(&action->sa_mask, signo);
+    memcpy(&action->sa_mask, &saved->mask, sizeof saved->mask);
 }
