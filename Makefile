@@ -64,6 +64,11 @@ SIGNAL_SAFE_SOURCES := \
 	src/symbolize/index_reader.c \
 	src/symbolize/index_cache_image.c \
 	src/symbolize/index_cache_deferred.c \
+	src/symbolize/index_cache_key.c \
+	src/symbolize/index_at_crash.c \
+	src/symbolize/line_mode.c \
+	src/symbolize/build_id_notes.c \
+	src/symbolize/path_join.c \
 	src/symbolize/file_probes_check.c \
 	src/symbolize/lookup.c \
 	src/symbolize/inline_lookup.c \
@@ -208,7 +213,8 @@ LINK_FIRST := $(addprefix $(BUILD)/obj/, \
 	src/fatal/second_stage_launch.o \
 	src/symbolize/index.o src/symbolize/index_light.o src/symbolize/index_reader.o \
 	src/symbolize/index_cache.o src/symbolize/index_cache_image.o \
-	src/symbolize/index_cache_deferred.o src/symbolize/module_list.o \
+	src/symbolize/index_cache_deferred.o src/symbolize/index_cache_key.o \
+	src/symbolize/line_mode.o src/symbolize/module_list.o \
 	src/symbolize/maps_fallback.o src/symbolize/debug_roots.o src/symbolize/inline_table.o \
 	src/unwind/capture.o src/unwind/stack_walk.o $(STACK_WALK_ARCH_SOURCE:%.c=%.o) \
 	src/unwind/dwarf_cfi.o src/unwind/rule_cache.o src/unwind/walk_memo.o \

@@ -1,11 +1,10 @@
 /* debug_roots.c: where separate debug files are looked for, in order.
- * World: normal (secure_getenv, snprintf). Apart from debug_file.c, which
+ * World: normal (secure_getenv). Apart from debug_file.c, which
  * needs libelf: the index cache's key has the list too. */
 #define _GNU_SOURCE
 #include "debug_roots.h"
+#include "path_join.h"
 
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 /* EXECINFO_EX_DEBUG_ROOT's roots, then the system's: a user's root adds
@@ -15,15 +14,6 @@
  * call: a test changes them between builds. */
 int debug_file_roots(char *out, size_t size)
 {
-    const char *added = secure_getenv("EXECINFO_EX_DEBUG_ROOT");
-    const char *system = secure_getenv("EXECINFO_EX_SYSTEM_DEBUG_ROOT");
-    if (system == NULL)
-        system = "/usr/lib/debug";
-    int length = snprintf(out, size, "%s%s%s", added ? added : "",
-                          added && added[0] && system[0] ? ":" : "", system);
-    if (length < 0 || (size_t)length >= size) {
-        snprintf(out, size, "%s", "/usr/lib/debug");
-        return -ENAMETOOLONG;
-    }
-    return 0;
+    return debug_roots_join(secure_getenv("EXECINFO_EX_DEBUG_ROOT"),
+                            secure_getenv("EXECINFO_EX_SYSTEM_DEBUG_ROOT"), out, size);
 }

@@ -7,9 +7,11 @@
  * memory grows with the distinct files loaded, not with dlopen cycles. */
 #define _GNU_SOURCE
 #include "index.h"
+#include "index_at_crash.h"
 #include "file_probes.h"
 #include "index_cache.h"
 #include "index_light.h"
+#include "line_mode.h"
 #include "module_data.h"
 #include "../base/array_grow.h"
 #include "../base/environment.h"
@@ -18,12 +20,15 @@
 #include <errno.h>
 #include <malloc.h>
 #include <gelf.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- builder state, under build_lock ---- */
 
@@ -160,41 +165,9 @@ static int remember(const struct module_info *module, const struct stat *file,
     return 0;
 }
 
-/* This library and its hooks library: built with -g here, but not the
- * user's code (their frames are left out of reports), and reading their
- * line tables at every load would double the index's cost with no cache. */
-static int is_ours(const struct module_info *module)
-{
-    uintptr_t here = (uintptr_t)&is_ours;
-    const char *name = strrchr(module->file_path, '/');
-    name = name != NULL ? name + 1 : module->file_path;
-    return (module->start <= here && here < module->end) ||
-           strncmp(name, "libexecinfo_ex_hooks.so", 23) == 0;
-}
-
-static int wants_lines(const struct module_info *module)
-{
-    switch (active_options.lines) {
-    case LINES_ALL: return 1;
-    case LINES_OWN: return module->is_main || !is_ours(module);
-    case LINES_MAIN: return module->is_main;
-    default: return 0;
-    }
-}
-
-/* 0: no lines; else LINE_MODE_LINES with LINE_FLAGS (module_data.h) above
- * it: lines=own reads a module's own line table only, but the program's
- * separate debug file too (as lines=main does). */
-#define LINE_MODE_LINES 1
-#define LINE_MODE_FLAGS_SHIFT 1
 static int line_mode(const struct module_info *module)
 {
-    if (!wants_lines(module))
-        return 0;
-    int flags = active_options.inlines ? LINE_INLINES : 0;
-    if (active_options.lines == LINES_OWN && !module->is_main)
-        flags |= LINE_OWN_TABLE_ONLY;
-    return LINE_MODE_LINES | flags << LINE_MODE_FLAGS_SHIFT;
+    return line_mode_of(&active_options, module);
 }
 
 /* MODULE's cache entry, or NULL. */
@@ -337,6 +310,8 @@ static struct index_snapshot *snapshot_build(const struct module_list *list, int
 
 static void retire(struct index_snapshot *old)
 {
+    if (old != NULL && old->mapped_bytes == 0)
+        old = NULL; /* static (index_at_crash.c): never unmapped */
     int listed = old != NULL &&
                  array_grow(&retired, &retired_capacity, retired_count, sizeof *retired, 8) == 0;
     if (listed)
@@ -395,6 +370,41 @@ static int rebuild_locked(void)
     return incomplete ? -ENOMEM : 0;
 }
 
+/* Leave the index to its first reader (index_at_crash.c) in a load that
+ * reads no module (light): the crash handler, or a signal-safe call,
+ * lists the modules and finds their cache files itself; a normal call
+ * that names frames builds the index as before. A load then lists
+ * nothing, stats nothing, opens nothing (issue 26: those were a third of
+ * what the library cost a preloaded /bin/true). Only where the loader has
+ * a list to read (not in a static program). */
+static int leave_to_reader(void)
+{
+    static struct index_at_crash_setup setup;
+    static int left;  /* here, not read from index_reader.c's page first:
+                         a read of a fresh page, then a write, is two faults */
+    /* Once left, until a reader builds: a dlopen since then is in the
+     * loader's list, but not in a snapshot a reader built before it. */
+    if (left)
+        return index_published() == NULL;
+    if (_r_debug.r_map == NULL)
+        return 0;
+    setup.loader = &_r_debug;
+    setup.program_headers = getauxval(AT_PHDR);
+    setup.program_header_count = getauxval(AT_PHNUM);
+    setup.vdso = getauxval(AT_SYSINFO_EHDR);
+    setup.program_name = program_invocation_name;
+    setup.options = &active_options;
+    setup.euid = (unsigned)geteuid();
+    setup.cache_allowed = index_cache_allowed(&active_options);
+    setup.xdg_cache_home = secure_getenv("XDG_CACHE_HOME");
+    setup.home = secure_getenv("HOME");
+    setup.debug_root = secure_getenv("EXECINFO_EX_DEBUG_ROOT");
+    setup.system_debug_root = secure_getenv("EXECINFO_EX_SYSTEM_DEBUG_ROOT");
+    index_leave_to_reader(&setup);
+    left = 1;
+    return 1;
+}
+
 static int refresh(int force, int after_load, int light)
 {
     unsigned long long adds, subs;
@@ -405,6 +415,12 @@ static int refresh(int force, int after_load, int light)
     build_owned = 1;
     building = 1;
     load_options();
+    if (light && !force && !built_once && leave_to_reader()) {
+        building = 0;
+        build_owned = 0;
+        pthread_mutex_unlock(&build_lock);
+        return 0;
+    }
     module_list_counters(&adds, &subs);
     if (force || !built_once || retry_pending || adds != built_adds || subs != built_subs ||
         (cold_pending && !light)) {

@@ -113,6 +113,17 @@ void index_release(void);
 
 /* Publish SNAPSHOT and return the one it replaces. Signal-safe. */
 struct index_snapshot *index_publish(struct index_snapshot *snapshot);
+/* The load's word that the first reader builds the snapshot
+ * (index_at_crash.h): SETUP is kept, not copied. Signal-safe. */
+struct index_at_crash_setup;
+void index_leave_to_reader(const struct index_at_crash_setup *setup);
+const struct index_at_crash_setup *index_left_to_reader(void);
+/* The published snapshot, for a reader already counted in (acquire). */
+const struct index_snapshot *index_published(void);
+/* Publish SNAPSHOT unless one is published: returns the one that is.
+ * Signal-safe. A snapshot whose mapped_bytes is 0 is static, never
+ * unmapped (index_at_crash.c). */
+const struct index_snapshot *index_publish_first(struct index_snapshot *snapshot);
 /* Whether a reader may still be inside an older snapshot. Signal-safe. */
 int index_readers_active(void);
 

@@ -16,6 +16,8 @@
 #include "index_cache.h"
 #include "index_cache_deferred.h"
 #include "index_cache_format.h"
+#include "index_cache_key.h"
+#include "path_join.h"
 #include "debug_roots.h"
 #include "file_probes.h"
 #include "module_data.h"
@@ -38,8 +40,6 @@ static struct index_cache_statistics statistics;
 static int directory = -1;
 static int prepared, stores_stopped, trimmed_once;
 static uint64_t stored_since_trim;   /* bytes */
-static unsigned char builder_id[MODULE_BUILD_ID_MAX];
-static unsigned builder_id_length;
 static unsigned temporary_serial;
 static uid_t euid;   /* geteuid() at the start of this rebuild */
 
@@ -69,45 +69,33 @@ int index_cache_image_valid(const unsigned char *image, size_t size)
  * there: a warm load pays one open (issue 26). Returns its fd or -1. */
 static int open_directory(const char *path, const char *parent)
 {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = index_cache_deferred_open_directory(path, euid);
     if (fd < 0 && errno == ENOENT) {
         if (parent != NULL)
             mkdir(parent, 0700);
         mkdir(path, 0700);
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        fd = index_cache_deferred_open_directory(path, euid);
     }
-    struct stat status;
-    if (fd < 0)
-        return -1;
-    if (fstat(fd, &status) != 0 || !S_ISDIR(status.st_mode) || status.st_uid != euid ||
-        (status.st_mode & 077) != 0) {
-        close(fd);
-        return -1;
-    }
-    index_cache_deferred_directory(fd, (uint64_t)status.st_dev, (uint64_t)status.st_ino);
     return fd;
 }
 
-/* $XDG_CACHE_HOME/execinfo_ex, ~/.cache/execinfo_ex, /tmp/execinfo_ex-UID. */
-static int open_default_directory(void)
+/* The directory of path_join.h's rule for OPTIONS and the environment. */
+static int directory_path(const struct options *options, char *path, size_t size, char *parent)
 {
-    char path[OPTIONS_PATH_MAX + 64], parent[sizeof path];
-    const char *base = secure_getenv("XDG_CACHE_HOME");
-    const char *home = secure_getenv("HOME");
-    int length;
-    if (base != NULL && base[0] == '/') {
-        snprintf(parent, sizeof parent, "%s", base);
-        length = snprintf(path, sizeof path, "%s/execinfo_ex", base);
-    } else if (home != NULL && home[0] == '/') {
-        snprintf(parent, sizeof parent, "%s/.cache", home);
-        length = snprintf(path, sizeof path, "%s/.cache/execinfo_ex", home);
-    } else {
-        parent[0] = '\0';
-        length = snprintf(path, sizeof path, "/tmp/execinfo_ex-%u", (unsigned)euid);
-    }
-    if (length <= 0 || (size_t)length >= sizeof path)
-        return -1;
-    return open_directory(path, parent[0] != '\0' ? parent : NULL);
+    return cache_directory_join(options->index_cache_path, secure_getenv("XDG_CACHE_HOME"),
+                                secure_getenv("HOME"), (unsigned)geteuid(), path, size, parent);
+}
+
+/* Whether OPTIONS let this process use the cache: not in set-user-ID
+ * programs and the like, neither the user's files nor ours. */
+static int cache_allowed(const struct options *options)
+{
+    return options->index_cache && !getauxval(AT_SECURE);
+}
+
+int index_cache_allowed(const struct options *options)
+{
+    return cache_allowed(options);
 }
 
 static unsigned char given_builder_id[MODULE_BUILD_ID_MAX];
@@ -123,17 +111,14 @@ void index_cache_set_builder(const unsigned char *id, unsigned length)
 static void find_builder(const struct module_list *list)
 {
     if (given_builder_id_length > 0) {
-        memcpy(builder_id, given_builder_id, sizeof builder_id);
-        builder_id_length = given_builder_id_length;
+        index_cache_key_set_builder(given_builder_id, given_builder_id_length);
         return;
     }
     uintptr_t here = (uintptr_t)&find_builder;
     for (size_t i = 0; i < list->count; i++) {
         const struct module_info *module = &list->modules[i];
-        if (module->start <= here && here < module->end) {
-            memcpy(builder_id, module->build_id, sizeof builder_id);
-            builder_id_length = module->build_id_length;
-        }
+        if (module->start <= here && here < module->end)
+            index_cache_key_set_builder(module->build_id, module->build_id_length);
     }
 }
 
@@ -143,82 +128,29 @@ void index_cache_prepare(const struct options *options, const struct module_list
     if (prepared)
         return;
     prepared = 1;
-    /* set-user-ID and the like: neither the user's files nor ours */
-    if (!options->index_cache || getauxval(AT_SECURE))
+    if (!cache_allowed(options))
         return;
     find_builder(list);
-    if (builder_id_length == 0)
+    if (index_cache_key_builder_length() == 0)
         return;
-    directory = options->index_cache_path[0] != '\0' ? open_directory(options->index_cache_path, NULL)
-                                                     : open_default_directory();
+    char path[OPTIONS_PATH_MAX + 64], parent[sizeof path];
+    if (directory_path(options, path, sizeof path, parent) == 0)
+        directory = open_directory(path, parent[0] != '\0' ? parent : NULL);
     statistics.enabled = directory >= 0;
 }
 
 /* ---- one module's file ---- */
 
-struct cache_key {
-    char name[2 * MODULE_BUILD_ID_MAX + 32];
-    uint64_t identity[5];
-};
-
 /* Returns 0, or -1 when MODULE cannot be cached (no build-id, no file).
- * LINE_MODE: 0 no lines, 1 lines, 2 lines and inlined calls. */
+ * LINE_MODE: index_cache_line_mode. */
 static int key_of(const struct module_info *module, int line_mode, int demangle,
                   struct cache_key *key)
 {
-    memset(key, 0, sizeof *key);
-    if (directory < 0 || module->build_id_length == 0)
-        return -1;
-    if (module->memory_image != NULL) {
-        key->identity[2] = module->memory_size;
-    } else {
-        struct stat file;
-        if (stat(module->file_path, &file) != 0 || !S_ISREG(file.st_mode))
-            return -1;
-        key->identity[0] = (uint64_t)file.st_dev;
-        key->identity[1] = (uint64_t)file.st_ino;
-        key->identity[2] = (uint64_t)file.st_size;
-        key->identity[3] = (uint64_t)file.st_mtim.tv_sec;
-        key->identity[4] = (uint64_t)file.st_mtim.tv_nsec;
-    }
-    /* The path too: the debug file candidates follow its directory; and
-     * the debug roots, which give other candidates (a root added later
-     * must be searched, not answered from a copy made without it). */
     char roots[DEBUG_FILE_ROOTS_MAX];
+    if (directory < 0)
+        return -1;
     debug_file_roots(roots, sizeof roots);
-    uint64_t lanes[4] = { CACHE_FORMAT, (uint64_t)line_mode, 5 + (uint64_t)(demangle != 0), 7 };
-    index_cache_mix(builder_id, builder_id_length, lanes);
-    index_cache_mix((const unsigned char *)key->identity, sizeof key->identity, lanes);
-    const char *key_path = module->key_path != NULL ? module->key_path : module->file_path;
-    index_cache_mix((const unsigned char *)key_path, strlen(key_path), lanes);
-    index_cache_mix((const unsigned char *)roots, strlen(roots), lanes);
-    uint64_t hash = lanes[0] ^ lanes[1] * 3 ^ lanes[2] * 5 ^ lanes[3] * 7;
-    static const char digits[] = "0123456789abcdef";
-    char *at = key->name;
-    for (unsigned i = 0; i < module->build_id_length; i++) {
-        *at++ = digits[module->build_id[i] >> 4];
-        *at++ = digits[module->build_id[i] & 15];
-    }
-    *at++ = '-';
-    for (int shift = 60; shift >= 0; shift -= 4)
-        *at++ = digits[(hash >> shift) & 15];
-    memcpy(at, ".idx", 5);
-    return 0;
-}
-
-/* What a file for MODULE under KEY with LINE_BUDGET, INLINES and DEMANGLE
- * must have been made for. */
-static void fit_of(const struct module_info *module, const struct cache_key *key,
-                   size_t line_budget, int inlines, int demangle, struct cache_fit *out)
-{
-    memcpy(out->builder_id, builder_id, sizeof out->builder_id);
-    out->builder_id_length = builder_id_length;
-    memcpy(out->build_id, module->build_id, sizeof out->build_id);
-    out->build_id_length = module->build_id_length;
-    memcpy(out->identity, key->identity, sizeof out->identity);
-    out->line_budget = line_budget;
-    out->inlines = inlines;
-    out->demangle = demangle;
+    return index_cache_key_of(module, line_mode, demangle, roots, key);
 }
 
 /* A file to trust only if it is ours alone (index_cache_status_ours). */
@@ -356,9 +288,7 @@ static void mark_used(const struct cache_key *key, const struct stat *status)
 static struct module_data *deferred(const struct stat *status, const struct cache_key *key,
                                     const struct cache_fit *fit, size_t *line_bytes)
 {
-    if (!index_cache_status_ours(status, euid) ||
-        (uint64_t)status->st_mtim.tv_nsec != index_cache_stamp(key->name, 0) ||
-        (fit->line_budget != 0 && fit->line_budget < (uint64_t)status->st_size))
+    if (!index_cache_takes_unread(status, key, fit, euid))
         return NULL;
     /* Kept for the process's life, as the index's cache of module data;
      * malloc'd, not in the arena: a warm load then maps no arena at all. */
@@ -379,15 +309,6 @@ static struct module_data *deferred(const struct stat *status, const struct cach
     return &both->data;
 }
 
-/* The key's part: 0 no lines; else 1, plus 1 with the inlined calls,
- * plus 2 with the module's own line table only (LINE_FLAGS, module_data.h). */
-static int line_mode(size_t line_budget, int line_flags)
-{
-    if (line_budget == 0)
-        return 0;
-    return 1 + ((line_flags & LINE_INLINES) != 0) + 2 * ((line_flags & LINE_OWN_TABLE_ONLY) != 0);
-}
-
 const struct module_data *index_cache_load(const struct module_info *module, size_t line_budget,
                                            int line_flags, int demangle, size_t *line_bytes)
 {
@@ -395,10 +316,10 @@ const struct module_data *index_cache_load(const struct module_info *module, siz
     struct stat status;
     int inlines = (line_flags & LINE_INLINES) != 0;
     *line_bytes = 0;
-    if (key_of(module, line_mode(line_budget, line_flags), demangle, &key) < 0)
+    if (key_of(module, index_cache_line_mode(line_budget, line_flags), demangle, &key) < 0)
         return NULL;
     struct cache_fit fit;
-    fit_of(module, &key, line_budget, inlines, demangle, &fit);
+    index_cache_fit_of(module, &key, line_budget, inlines, demangle, &fit);
     if (fstatat(directory, key.name, &status, AT_SYMLINK_NOFOLLOW) != 0) {
         statistics.missed++;
         return NULL;
@@ -464,8 +385,10 @@ static unsigned char *image_of(const struct module_info *module, const struct ca
     header.format = CACHE_FORMAT;
     header.header_bytes = sizeof header;
     header.file_bytes = *size;
-    memcpy(header.builder_id, builder_id, sizeof header.builder_id);
-    header.builder_id_length = builder_id_length;
+    struct cache_fit fit;
+    index_cache_fit_of(module, key, line_budget, inlines, 0, &fit);
+    memcpy(header.builder_id, fit.builder_id, sizeof header.builder_id);
+    header.builder_id_length = fit.builder_id_length;
     memcpy(header.build_id, module->build_id, sizeof header.build_id);
     header.build_id_length = module->build_id_length;
     memcpy(header.identity, key->identity, sizeof header.identity);
@@ -504,7 +427,7 @@ void index_cache_store(const struct module_info *module, size_t line_budget, int
     struct cache_key key;
     size_t size;
     if (stores_stopped || data == NULL || (probes != NULL && probes->failed) ||
-        key_of(module, line_mode(line_budget, line_flags), data->names_demangled, &key) < 0)
+        key_of(module, index_cache_line_mode(line_budget, line_flags), data->names_demangled, &key) < 0)
         return;
     /* The mtime's nanoseconds the file gets after its last write: any
      * write since changes them (deferred). */

@@ -23,6 +23,10 @@ struct file_probes;
 /* At the start of each rebuild, under the build lock: the first call finds
  * the directory (OPTIONS' index_cache) and this library's build-id in LIST.
  * Normal world, as is everything here. */
+/* Whether OPTIONS let this process use the cache (not index_cache=0,
+ * not a set-user-ID program or the like). Normal world. */
+int index_cache_allowed(const struct options *options);
+
 void index_cache_prepare(const struct options *options, const struct module_list *list);
 
 /* Before index_cache_prepare: the build-id of the library whose files

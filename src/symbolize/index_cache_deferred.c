@@ -36,6 +36,21 @@ void index_cache_deferred_directory(int fd, uint64_t device, uint64_t inode)
     directory = fd;
 }
 
+int index_cache_deferred_open_directory(const char *path, unsigned euid)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat status;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &status) != 0 || !S_ISDIR(status.st_mode) || status.st_uid != euid ||
+        (status.st_mode & 077) != 0) {
+        close(fd);
+        return -1;
+    }
+    index_cache_deferred_directory(fd, (uint64_t)status.st_dev, (uint64_t)status.st_ino);
+    return fd;
+}
+
 unsigned long long index_cache_deferred_refused(void)
 {
     return atomic_load(&refused_count);

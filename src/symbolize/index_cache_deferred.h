@@ -31,6 +31,12 @@ void index_cache_deferred_directory(int fd, uint64_t device, uint64_t inode);
  * malloc (the module_data comes from a reserve, else a page of its own). */
 const struct module_data *index_cache_deferred_map(struct index_cache_deferred *deferred);
 
+/* PATH opened as the cache directory, if it is ours alone (a directory,
+ * not a symlink, EUID's, nobody else's to read or write), and made the
+ * one first uses open files in. Returns its fd, or -1 (errno from the
+ * open, when that failed). Signal-safe. */
+int index_cache_deferred_open_directory(const char *path, unsigned euid);
+
 /* How many deferred files were refused at their first use. Signal-safe. */
 unsigned long long index_cache_deferred_refused(void);
 

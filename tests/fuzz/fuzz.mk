@@ -34,7 +34,7 @@ $(FUZZ_DIR)/fuzz_trace_line: tests/fuzz/fuzz_trace_line.c tools/leaks/trace_read
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
 $(FUZZ_DIR)/fuzz_index_cache: tests/fuzz/fuzz_index_cache.c src/symbolize/index_cache.c \
-	src/symbolize/index_cache_image.c src/symbolize/index_cache_deferred.c \
+	src/symbolize/index_cache_image.c src/symbolize/index_cache_deferred.c src/symbolize/index_cache_key.c src/symbolize/path_join.c \
 	src/symbolize/file_probes.c src/symbolize/file_probes_check.c src/symbolize/debug_roots.c \
 	src/symbolize/lookup.c src/symbolize/inline_lookup.c src/symbolize/maps_fallback.c \
 	src/base/maps_reader.c $(FUZZ_HEADERS)
@@ -44,8 +44,8 @@ $(FUZZ_DIR)/fuzz_index_cache: tests/fuzz/fuzz_index_cache.c src/symbolize/index_
 # The builder and the lookup alone, instrumented (not the library's
 # constructors, which would index the fuzzer itself).
 FUZZ_INDEX_SOURCES := $(addprefix src/symbolize/,module_data.c answer_filter.c symbol_table.c dynamic_symbols.c line_table.c \
-	inline_table.c debug_file.c debug_roots.c file_probes.c file_probes_check.c lookup.c inline_lookup.c \
-	maps_fallback.c module_list.c index_cache_image.c index_cache_deferred.c \
+	inline_table.c debug_file.c debug_roots.c path_join.c file_probes.c file_probes_check.c lookup.c inline_lookup.c \
+	maps_fallback.c module_list.c build_id_notes.c index_cache_image.c index_cache_deferred.c \
 	demangle.c demangled_names.c) \
 	$(addprefix src/base/,array_grow.c run_sort.c maps_reader.c)
 
