@@ -128,6 +128,8 @@ QEMU_FILTER_test_guard_pages := !(guard_pages/a_vector_reference_kept_across_pus
 QEMU_FILTER_test_second_stage := !(second_stage/seccomp_refusing_clone_falls_back_with_its_reason|$\
 	second_stage/seccomp_refusing_execve_falls_back_with_its_reason|$\
 	second_stage/no_address_space_falls_back_with_its_reason)
+# Q11: the sandbox that refuses process_vm_readv is a seccomp filter.
+QEMU_FILTER_test_index_at_crash := !(index_at_crash/a_crash_where_process_vm_readv_is_refused_names_every_frame)
 QEMU_FILTER_test_minidump := !(minidump/a_dump_writes_one_that_breakpad_reads_as_dump_requested|$\
 	minidump/a_write_that_fails_leaves_no_file)
 QEMU_FILTER_test_leak_check := !(leak_check/direct_and_indirect_leaks_are_lsans_and_valgrinds|$\
