@@ -3,12 +3,13 @@
 #define _GNU_SOURCE
 #include "environment.h"
 #include "fd_write.h"
+#include "load_touched.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-static struct options parsed;
+static LOAD_TOUCHED struct options parsed; /* load_touched.h */
 static pthread_once_t parsed_once = PTHREAD_ONCE_INIT;
 static int quiet;
 

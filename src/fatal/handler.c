@@ -14,6 +14,7 @@
  * by the original signal, keeping what was already written. */
 #define _GNU_SOURCE
 #include "handler.h"
+#include "../base/load_touched.h"
 #include "crash_facts.h"
 #include "report_deliver.h"
 #include "report_minidump.h"
@@ -124,7 +125,7 @@ static void set_default_action(int signo)
  * so that the core and a debugger see SEGV_MAPERR at the fault address,
  * not a tgkill; tgkill only if that is refused or there is no siginfo. */
 /* Set by install.c (fatal_handler_queue_plainly in handler.h). */
-int fatal_handler_queue_plainly;
+LOAD_TOUCHED int fatal_handler_queue_plainly;
 
 static void die_by(int signo, const siginfo_t *info, void *ucontext)
 {

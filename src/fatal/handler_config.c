@@ -9,6 +9,7 @@
  * sees the sequence move while it copied (a second publish overtook it on
  * another thread) copies again. */
 #include "handler.h"
+#include "../base/load_touched.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 #define VIEW_ATTEMPTS 64
 
 static struct handler_config copies[2];
-static atomic_uint sequence;   /* even: copies[0] is the current one, odd: copies[1] */
+static LOAD_TOUCHED atomic_uint sequence;   /* even: copies[0] is the current one, odd: copies[1] */
 
 void handler_config_publish(const struct handler_config *config)
 {

@@ -16,6 +16,7 @@
  * the stage reads when /proc/PID/exe is another file (under qemu-user,
  * the emulator). The answer's format is in resolved_names.h. */
 #include "second_stage.h"
+#include "../base/load_touched.h"
 #include "second_stage_launch.h"
 #include "../base/json_out.h"
 #include "../symbolize/lookup.h"
@@ -30,7 +31,7 @@
 #define REQUEST_RESERVE 16
 #define STAGE_DEFAULT_MS 2000
 
-int second_stage_emulated; /* second_stage.h; set by install.c */
+LOAD_TOUCHED int second_stage_emulated; /* second_stage.h; set by install.c */
 
 /* MODULE's data is not there: not read (a cold cache), or unreadable. */
 /* Whether the stage is asked about frames of MODULE (with second_stage=0,

@@ -16,6 +16,7 @@
  * store then costs the report nothing), within the same deadline. */
 #define _GNU_SOURCE
 #include "second_stage_launch.h"
+#include "../base/load_touched.h"
 #include "../base/signal_consume.h"
 
 #include <errno.h>
@@ -86,9 +87,9 @@ static int open_pipes(int fds[PIPE_ENDS])
  * normal world's: setenv may free what it points to). */
 #define ENVIRONMENT_MAX 8
 static char environment_text[STAGE_ENVIRONMENT_BYTES];
-static size_t environment_used;
-static char *environment[ENVIRONMENT_MAX + 1];
-static int environment_count;
+static LOAD_TOUCHED size_t environment_used;
+static LOAD_TOUCHED char *environment[ENVIRONMENT_MAX + 1];
+static LOAD_TOUCHED int environment_count;
 
 void stage_environment_clear(void)
 {

@@ -6,6 +6,7 @@
  * see can only have loaded the new snapshot (sequentially consistent). */
 #include "index.h"
 #include "index_at_crash.h"
+#include "../base/load_touched.h"
 
 #include <stdatomic.h>
 
@@ -15,11 +16,11 @@
 extern const char index_builder_anchor;
 __attribute__((used)) static const char *const pull_in_index_builder = &index_builder_anchor;
 
-static _Atomic(struct index_snapshot *) published;
-static atomic_int readers;
+static LOAD_TOUCHED _Atomic(struct index_snapshot *) published;
+static LOAD_TOUCHED atomic_int readers;
 /* Beside the pointer: a load that leaves the index touches one page of
  * ours for both (each page of .bss is a fault in every process). */
-static _Atomic(const struct index_at_crash_setup *) left_to_reader;
+static LOAD_TOUCHED _Atomic(const struct index_at_crash_setup *) left_to_reader;
 
 void index_leave_to_reader(const struct index_at_crash_setup *setup)
 {
