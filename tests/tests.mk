@@ -335,6 +335,9 @@ test-stress: $(STRESS_TESTS)
 
 test-checks: all
 	sh tests/tools/check_signal_safe.sh $(SAFE_OBJECTS)
+	sh tests/tools/check_bound_at_load.sh $(SHARED) $(filter $(SAFE_OBJECTS),$(OBJECTS))
+	sh tests/tools/check_bound_at_load.sh $(HOOKS_SHARED) \
+	  $(filter $(SAFE_OBJECTS),$(HOOKS_OBJECTS) $(HOOKS_BASE) $(HOOKS_FORWARD))
 	sh tests/tools/check_exports.sh $(SHARED) src/exports.map pthread_create dlopen dlmopen dlclose
 	sh tests/tools/check_exports.sh $(HOOKS_SHARED) src/hooks/exports.map $(HOOKS_REPLACED)
 	python3 tests/tools/check_safety.py src/exports.map src/hooks/exports.map
