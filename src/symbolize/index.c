@@ -12,6 +12,7 @@
 #include "index_cache.h"
 #include "index_light.h"
 #include "line_mode.h"
+#include "path_join.h"
 #include "module_data.h"
 #include "../base/array_grow.h"
 #include "../base/environment.h"
@@ -360,7 +361,7 @@ static int rebuild_locked(void)
     retry_count = incomplete ? retry_count + 1 : 0;
     retry_pending = incomplete && retry_count < RETRY_MAX;
     /* An unloaded module's pcs may now hold other code. */
-    if (built_once && list.subs != built_subs)
+    if (list.subs != built_subs)
         rule_cache_invalidate();
     built_adds = list.adds;
     built_subs = list.subs;
@@ -368,6 +369,29 @@ static int rebuild_locked(void)
     module_list_free(&list);
     retire(index_publish(snapshot));
     return incomplete ? -ENOMEM : 0;
+}
+
+/* The strings a crash-time build needs, copied and joined now into
+ * SETUP's text (path_join.h: no printf). */
+static void keep_setup_text(struct index_at_crash_setup *setup)
+{
+    char *text = setup->text, *end = setup->text + sizeof setup->text;
+    size_t name = strnlen(program_invocation_name, 4095);
+    memcpy(text, program_invocation_name, name);
+    text[name] = '\0';
+    setup->program_name = text;
+    text += name + 1;
+    char parent[OPTIONS_PATH_MAX + 64];
+    if (!index_cache_allowed(&active_options) ||
+        cache_directory_join(active_options.index_cache_path, secure_getenv("XDG_CACHE_HOME"),
+                             secure_getenv("HOME"), setup->euid, text, OPTIONS_PATH_MAX + 64,
+                             parent) < 0)
+        text[0] = '\0';
+    setup->cache_directory = text;
+    text += strlen(text) + 1;
+    debug_roots_join(secure_getenv("EXECINFO_EX_DEBUG_ROOT"),
+                     secure_getenv("EXECINFO_EX_SYSTEM_DEBUG_ROOT"), text, (size_t)(end - text));
+    setup->roots = text;
 }
 
 /* Leave the index to its first reader (index_at_crash.c) in a load that
@@ -392,14 +416,9 @@ static int leave_to_reader(void)
     setup.program_headers = getauxval(AT_PHDR);
     setup.program_header_count = getauxval(AT_PHNUM);
     setup.vdso = getauxval(AT_SYSINFO_EHDR);
-    setup.program_name = program_invocation_name;
     setup.options = &active_options;
     setup.euid = (unsigned)geteuid();
-    setup.cache_allowed = index_cache_allowed(&active_options);
-    setup.xdg_cache_home = secure_getenv("XDG_CACHE_HOME");
-    setup.home = secure_getenv("HOME");
-    setup.debug_root = secure_getenv("EXECINFO_EX_DEBUG_ROOT");
-    setup.system_debug_root = secure_getenv("EXECINFO_EX_SYSTEM_DEBUG_ROOT");
+    keep_setup_text(&setup);
     index_leave_to_reader(&setup);
     left = 1;
     return 1;
@@ -416,6 +435,15 @@ static int refresh(int force, int after_load, int light)
     building = 1;
     load_options();
     if (light && !force && !built_once && leave_to_reader()) {
+        /* No snapshot to rebuild, but the walker's rules must go as a
+         * rebuild's would: an unloaded module's pcs may now hold other
+         * code. */
+        if (after_load) {
+            module_list_counters(&adds, &subs);
+            if (subs != built_subs)
+                rule_cache_invalidate();
+            built_subs = subs;
+        }
         building = 0;
         build_owned = 0;
         pthread_mutex_unlock(&build_lock);

@@ -28,8 +28,6 @@
 #include "index_cache_deferred.h"
 #include "index_cache_key.h"
 #include "line_mode.h"
-#include "path_join.h"
-#include "debug_roots.h"
 #include "module_data.h"
 #include "module_list.h"
 #include "../base/maps_reader.h"
@@ -48,7 +46,7 @@
 #define PATH_BYTES (64 * 1024)
 #define NAME_MAX_BYTES 4096
 #define HEADERS_MAX 64
-#define NOTES_MAX 1024
+#define NOTES_MAX 4096
 
 static const struct index_at_crash_setup *setup;
 static atomic_int tried;
@@ -61,8 +59,16 @@ static union {
 static struct module_info infos[MODULES_MAX];
 static char paths[PATH_BYTES];
 static size_t paths_used;
-static char roots[DEBUG_FILE_ROOTS_MAX];
-static char directory_path[OPTIONS_PATH_MAX + 64], directory_parent[OPTIONS_PATH_MAX + 64];
+/* The build's scratch, static too: a signal-safe call must fit in 8 KiB
+ * of stack (a program's own alternate stack may be no larger), and the
+ * build runs once. */
+static char name[NAME_MAX_BYTES];
+static ElfW(Phdr) headers[HEADERS_MAX];
+static unsigned char notes[NOTES_MAX];
+static union {
+    ElfW(Ehdr) header;
+    unsigned char bytes[1024];
+} start;
 static struct placeholder {
     struct module_data data;
     struct index_cache_deferred deferred;
@@ -123,10 +129,6 @@ static int read_headers(uintptr_t bias, uintptr_t dynamic, ElfW(Phdr) *headers, 
 {
     /* The ELF header and, as linkers place them, the program headers
      * after it: one read, inside the first page. */
-    union {
-        ElfW(Ehdr) header;
-        unsigned char bytes[1024];
-    } start;
     if (read_exact(&start, bias, sizeof start) < 0)
         return -1;
     const ElfW(Ehdr) *header = &start.header;
@@ -148,7 +150,6 @@ static int read_headers(uintptr_t bias, uintptr_t dynamic, ElfW(Phdr) *headers, 
 /* Span and build-id of MODULE from its HEADERS. */
 static void describe(struct module_info *module, const ElfW(Phdr) *headers, size_t count)
 {
-    unsigned char notes[NOTES_MAX];
     module->start = UINTPTR_MAX;
     module->end = 0;
     for (size_t i = 0; i < count; i++) {
@@ -200,9 +201,7 @@ static int name_module(struct module_info *module, const char *name)
 static int read_entry(uintptr_t address, int first, struct module_info *module, uintptr_t *next)
 {
     struct link_map entry;
-    ElfW(Phdr) headers[HEADERS_MAX];
     size_t count = 0;
-    char name[NAME_MAX_BYTES];
     if (read_exact(&entry, address, sizeof entry) < 0 ||
         read_string((uintptr_t)entry.l_name, name, sizeof name) < 0)
         return -1;
@@ -249,22 +248,22 @@ static size_t list_modules(void)
     return count;
 }
 
-/* The cache directory a load would open, opened and checked as it is
- * (but not made: a directory that is not there holds no warm file). */
+/* The cache directory a load would open (or the one a reader opened
+ * before), opened and checked as a load opens it, but not made: a
+ * directory that is not there holds no warm file. */
 static int open_directory(void)
 {
-    if (!setup->cache_allowed ||
-        cache_directory_join(setup->options->index_cache_path, setup->xdg_cache_home, setup->home,
-                             setup->euid, directory_path, sizeof directory_path,
-                             directory_parent) < 0)
+    if (setup->cache_directory[0] == '\0')
         return -1;
-    return index_cache_deferred_open_directory(directory_path, setup->euid);
+    return index_cache_deferred_open_directory(setup->cache_directory, setup->euid);
 }
 
 /* This library's build-id, from the list, as index_cache.c finds it. */
 static void find_builder(size_t count)
 {
     uintptr_t here = (uintptr_t)&find_builder;
+    if (index_cache_key_builder_length() != 0)
+        return; /* set by a load: never rewritten under a build's keys */
     for (size_t i = 0; i < count; i++)
         if (infos[i].start <= here && here < infos[i].end)
             index_cache_key_set_builder(infos[i].build_id, infos[i].build_id_length);
@@ -287,17 +286,21 @@ static const struct module_data *find_cached(int directory, const struct module_
     struct cache_fit fit;
     struct stat status;
     if (index_cache_key_of(module, index_cache_line_mode(budget, line_flags), options->demangle,
-                           roots, &key) < 0)
+                           setup->roots, &key) < 0)
         return NULL;
     index_cache_fit_of(module, &key, budget, (line_flags & LINE_INLINES) != 0, options->demangle,
                        &fit);
     if (fstatat(directory, key.name, &status, AT_SYMLINK_NOFOLLOW) != 0 ||
-        !index_cache_takes_unread(&status, &key, &fit, setup->euid))
+        !index_cache_status_ours(&status, setup->euid))
         return NULL;
     memset(placeholder, 0, sizeof *placeholder);
     memcpy(placeholder->deferred.name, key.name, sizeof placeholder->deferred.name);
     placeholder->deferred.fit = fit;
     placeholder->deferred.euid = setup->euid;
+    /* Where a load would check it whole at once (its lines cut by the
+     * budget, its stamp lost to a copy, larger than the budget left), its
+     * first use does. */
+    placeholder->deferred.check_whole = !index_cache_takes_unread(&status, &key, &fit, setup->euid);
     placeholder->data.in_shared_mapping = 1;
     placeholder->data.deferred = &placeholder->deferred;
     *line_bytes_used += budget != 0 ? (size_t)status.st_size : 0;
@@ -310,10 +313,8 @@ static struct index_snapshot *build(void)
     if (count == 0)
         return NULL;
     int directory = open_directory();
-    if (directory >= 0) {
+    if (directory >= 0)
         find_builder(count);
-        debug_roots_join(setup->debug_root, setup->system_debug_root, roots, sizeof roots);
-    }
     size_t line_bytes_used = 0;
     struct index_snapshot *snapshot = &storage.snapshot;
     snapshot->count = count;

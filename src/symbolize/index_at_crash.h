@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "debug_roots.h"
 #include "index.h"
 #include "../base/options.h"
 
@@ -16,15 +17,17 @@ struct index_at_crash_setup {
     uintptr_t program_headers;          /* AT_PHDR */
     size_t program_header_count;        /* AT_PHNUM */
     uintptr_t vdso;                     /* AT_SYSINFO_EHDR, 0: none */
-    const char *program_name;           /* what glibc prints for the program */
     const struct options *options;      /* the index's, for the cache keys */
     unsigned euid;
-    int cache_allowed;                  /* index_cache_allowed() */
-    /* The environment's values at load (secure_getenv; glibc never frees
-     * a value setenv replaces), joined at the crash (path_join.h): a load
-     * then runs no printf, whose code is pages of libc no other part of a
-     * small program touches. */
-    const char *xdg_cache_home, *home, *debug_root, *system_debug_root;
+    /* Copied at load, as a load-built index used them (a program may
+     * rewrite argv and environ for its title), joined without printf
+     * (path_join.h): a load then runs no printf, whose code is pages of
+     * libc no other part of a small program touches. Packed in TEXT:
+     * the load writes a few dozen bytes, one page. */
+    const char *program_name;           /* what glibc prints for the program */
+    const char *cache_directory;        /* "": no cache */
+    const char *roots;                  /* the debug roots (debug_roots.h) */
+    char text[OPTIONS_PATH_MAX + 64 + DEBUG_FILE_ROOTS_MAX + 4096];
 };
 
 /* The load leaves the index to its first reader with

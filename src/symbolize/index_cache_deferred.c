@@ -19,8 +19,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int directory = -1;
-static uint64_t directory_device, directory_inode;
+static _Atomic int directory = -1;
+static _Atomic uint64_t directory_device, directory_inode;
 static atomic_ullong refused_count;
 
 /* One module_data per module of a process is the rule; the reserve covers
@@ -38,6 +38,9 @@ void index_cache_deferred_directory(int fd, uint64_t device, uint64_t inode)
 
 int index_cache_deferred_open_directory(const char *path, unsigned euid)
 {
+    int existing = atomic_load(&directory);
+    if (existing >= 0)
+        return existing;
     int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat status;
     if (fd < 0)
@@ -47,7 +50,15 @@ int index_cache_deferred_open_directory(const char *path, unsigned euid)
         close(fd);
         return -1;
     }
-    index_cache_deferred_directory(fd, (uint64_t)status.st_dev, (uint64_t)status.st_ino);
+    /* The identity first: a reader that sees the descriptor checks it.
+     * Two first openers at once open the same directory; the loser
+     * closes its descriptor. */
+    atomic_store(&directory_device, (uint64_t)status.st_dev);
+    atomic_store(&directory_inode, (uint64_t)status.st_ino);
+    if (!atomic_compare_exchange_strong(&directory, &existing, fd)) {
+        close(fd);
+        return existing;
+    }
     return fd;
 }
 
@@ -81,7 +92,8 @@ static int open_stamped(const struct index_cache_deferred *deferred, size_t *siz
     if (fd < 0)
         return -1;
     if (fstat(fd, &status) != 0 || !index_cache_status_ours(&status, deferred->euid) ||
-        (uint64_t)status.st_mtim.tv_nsec != index_cache_stamp(deferred->name, 0)) {
+        (!deferred->check_whole &&
+         (uint64_t)status.st_mtim.tv_nsec != index_cache_stamp(deferred->name, 0))) {
         close(fd);
         return -1;
     }
@@ -101,12 +113,16 @@ static int image_fits(const struct index_cache_deferred *deferred, const unsigne
                       size_t size, struct cache_header *header,
                       struct index_cache_arrays *arrays)
 {
-    if (!index_cache_image_usable(image, size))
+    /* A file not stamped as its writer left it: every page checked, as
+     * a load checks it (index_cache.c, read_checked). */
+    if (deferred->check_whole ? !index_cache_image_payload_valid(image, size)
+                              : !index_cache_image_usable(image, size))
         return 0;
     memcpy(header, image, sizeof *header);
     index_cache_image_arrays(image, arrays);
     const unsigned char *probes = (const unsigned char *)arrays->strings + header->strings_bytes;
-    return header->stamp_nanoseconds == index_cache_stamp(deferred->name, 0) &&
+    return (deferred->check_whole ||
+            header->stamp_nanoseconds == index_cache_stamp(deferred->name, 0)) &&
            index_cache_header_fits(header, &deferred->fit) &&
            file_probes_well_formed(probes, header->probes_bytes) &&
            file_probes_still_hold(probes, header->probes_bytes);

@@ -17,6 +17,9 @@ struct index_cache_deferred {
     unsigned euid;             /* its owner */
     _Atomic(const struct module_data *) data;  /* mapped and checked; NULL: not yet */
     atomic_int refused;        /* gone, changed since the load, damaged: no names */
+    int check_whole;           /* not stamped as a whole-lines file (its lines cut by
+                                  the budget, its stamp lost to a copy): checked whole
+                                  at its first use, as a load checks it */
 };
 
 /* The cache directory, checked to be ours by index_cache_prepare: a
@@ -31,10 +34,11 @@ void index_cache_deferred_directory(int fd, uint64_t device, uint64_t inode);
  * malloc (the module_data comes from a reserve, else a page of its own). */
 const struct module_data *index_cache_deferred_map(struct index_cache_deferred *deferred);
 
-/* PATH opened as the cache directory, if it is ours alone (a directory,
- * not a symlink, EUID's, nobody else's to read or write), and made the
- * one first uses open files in. Returns its fd, or -1 (errno from the
- * open, when that failed). Signal-safe. */
+/* The cache directory: the one set already (by a load, or a reader
+ * before), else PATH opened, if it is ours alone (a directory, not a
+ * symlink, EUID's, nobody else's to read or write), and made the one
+ * first uses open files in. Returns its fd, or -1 (errno from the open,
+ * when that failed). Signal-safe; two callers at once agree on one. */
 int index_cache_deferred_open_directory(const char *path, unsigned euid);
 
 /* How many deferred files were refused at their first use. Signal-safe. */

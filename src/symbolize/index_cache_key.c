@@ -12,9 +12,15 @@ static unsigned builder_id_length;
 
 void index_cache_key_set_builder(const unsigned char *id, unsigned length)
 {
-    builder_id_length = length <= MODULE_BUILD_ID_MAX ? length : 0;
-    memset(builder_id, 0, sizeof builder_id);
-    memcpy(builder_id, id, builder_id_length);
+    if (length > MODULE_BUILD_ID_MAX)
+        length = 0;
+    /* The same id again (a load after a crash-time build, which set it):
+     * not rewritten, so a key being made meanwhile never sees it zeroed. */
+    if (length == builder_id_length && memcmp(id, builder_id, length) == 0)
+        return;
+    memcpy(builder_id, id, length);
+    memset(builder_id + length, 0, sizeof builder_id - length);
+    builder_id_length = length;
 }
 
 unsigned index_cache_key_builder_length(void)

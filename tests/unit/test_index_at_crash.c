@@ -10,6 +10,7 @@
 #include "support.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 static char crash_options[1024], crash_preload[600];
@@ -194,4 +195,72 @@ Test(index_at_crash, the_load_opens_no_cache_directory, .timeout = 60)
     assert_exited_with(result, 0);
     cr_assert(strstr(result->output, "fd ") != NULL, "%s", result->output);
     cr_assert(strstr(result->output, directory) == NULL, "%s", result->output);
+}
+
+/* A program's own alternate stack of 12 KiB (it replaced the handler's):
+ * the build fits in it, and the crash names what a load would. */
+Test(index_at_crash, a_crash_on_a_small_alternate_stack_names_every_frame, .timeout = 60)
+{
+    static char at_load[1 << 14], at_crash[1 << 14];
+    char options[256];
+    fresh_directory();
+    reference_frames("own_altstack", NULL, at_load, sizeof at_load);
+    snprintf(options, sizeof options, "index_cache=%s", directory);
+    crash_frames("own_altstack", NULL, options, at_crash, sizeof at_crash);
+    remove_directory();
+    cr_assert(strstr(at_load, "(stage_crash_static.constprop.0+0x") != NULL, "%s", at_load);
+    cr_assert_str_eq(at_crash, at_load);
+}
+
+/* glibc's backtrace_symbols_fd, which the preloaded library replaces,
+ * called from a program's own SIGSEGV handler on an 8 KiB alternate
+ * stack: the first call builds the snapshot there, and names the frames. */
+Test(index_at_crash, backtrace_symbols_fd_on_an_8_kib_stack_names_the_frames, .timeout = 60)
+{
+    char options[256];
+    fresh_directory();
+    snprintf(options, sizeof options, "index_cache=%s:index_at_load=1", directory);
+    struct child_result *result = run_stage_crash("plain", NULL, options); /* fills the cache */
+    assert_died_by(result, SIGSEGV);
+    snprintf(options, sizeof options, "index_cache=%s", directory);
+    result = run_stage_crash("symbols_fd_small", NULL, options);
+    remove_directory();
+    assert_exited_with(result, 3);
+    cr_assert(strstr(result->output, "stage_crash(stage_crash_static.constprop.0+0x") != NULL, "%s",
+              result->output);
+    cr_assert(strstr(result->output, "stage_crash(main+0x") != NULL, "%s", result->output);
+}
+
+/* Files whose stamp a copy lost (every .idx file's mtime nanoseconds set
+ * to 0): a load checks them whole at once; the crash checks them whole at
+ * their first use, and names what a load would, lines and inlined calls
+ * too. */
+static void lose_stamps(void)
+{
+    DIR *listing = opendir(directory);
+    cr_assert_not_null(listing);
+    int changed = 0;
+    for (struct dirent *entry; (entry = readdir(listing)) != NULL;) {
+        size_t length = strlen(entry->d_name);
+        struct timespec times[2] = { { 0, UTIME_OMIT }, { 1700000000, 0 } };
+        if (length > 4 && strcmp(entry->d_name + length - 4, ".idx") == 0)
+            changed += utimensat(dirfd(listing), entry->d_name, times, 0) == 0;
+    }
+    closedir(listing);
+    cr_assert_gt(changed, 1, "the reference run stored files");
+}
+
+Test(index_at_crash, a_warm_crash_reads_files_whose_stamp_was_lost, .timeout = 60)
+{
+    static char at_load[1 << 14], at_crash[1 << 14];
+    char options[256];
+    fresh_directory();
+    reference_frames("plain", NULL, at_load, sizeof at_load);
+    lose_stamps();
+    snprintf(options, sizeof options, "index_cache=%s", directory);
+    crash_frames("plain", NULL, options, at_crash, sizeof at_crash);
+    remove_directory();
+    cr_assert(strstr(at_load, "#0  inlined: poke at tests/fixtures/stage_crash.c:") != NULL, "%s",
+              at_load);
+    cr_assert_str_eq(at_crash, at_load);
 }
