@@ -213,8 +213,9 @@ Test(index_at_crash, a_crash_on_a_small_alternate_stack_names_every_frame, .time
 }
 
 /* glibc's backtrace_symbols_fd, which the preloaded library replaces,
- * called from a program's own SIGSEGV handler on an 8 KiB alternate
- * stack: the first call builds the snapshot there, and names the frames. */
+ * called from a program's own SIGSEGV handler on an alternate stack of
+ * 8 KiB above the kernel's signal frame: the first call builds the
+ * snapshot there, and names the frames. */
 Test(index_at_crash, backtrace_symbols_fd_on_an_8_kib_stack_names_the_frames, .timeout = 60)
 {
     char options[256];
