@@ -139,9 +139,13 @@ static void sweep_catch_crashes(void)
 /* A bad outcome that is libdw's own (elfutils 0.188): the allocation that
  * failed was made by libdw.so itself, and then libdw crashed (the first
  * frame outside libc is in libdw), asserted, exited through its
- * out-of-memory handler ("libdw: Cannot allocate memory"), or lost a
- * block. These are counted and shown, apart; every other bad outcome is a
- * failure of the sweep. */
+ * out-of-memory handler ("libdw: Cannot allocate memory"), lost a block,
+ * or swallowed the failure, so that a result lacks what it would have
+ * read (a module's lines: docs/DECISIONS.md, "Memory runs out while the
+ * index is built", says why it is not seen; execinfo_ex_leaks, point 5788
+ * of 54093 with the checkout at /check/work/main: libc's lines, at
+ * libdw.so.1+0x31d0d, as before issue 26's changes). These are counted
+ * and shown, apart; every other bad outcome is a failure of the sweep. */
 static int sweep_libdw_own(int status, const char *messages)
 {
     const char *failed = strstr(messages, "fault: failed the allocation of ");
@@ -156,7 +160,7 @@ static int sweep_libdw_own(int status, const char *messages)
     }
     if (WEXITSTATUS(status) == 1)
         return strstr(messages, "libdw: Cannot allocate memory") != NULL;
-    return WEXITSTATUS(status) == OUTCOME_LEAK;
+    return WEXITSTATUS(status) == OUTCOME_LEAK || WEXITSTATUS(status) == OUTCOME_WRONG_RESULT;
 }
 
 struct child_run {
