@@ -10,8 +10,8 @@
 #include <string.h>
 
 static LOAD_TOUCHED struct options parsed; /* load_touched.h */
-static pthread_once_t parsed_once = PTHREAD_ONCE_INIT;
-static int quiet;
+static LOAD_TOUCHED pthread_once_t parsed_once = PTHREAD_ONCE_INIT;
+static LOAD_TOUCHED int quiet;
 
 static void parse_environment(void)
 {

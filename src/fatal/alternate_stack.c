@@ -2,6 +2,7 @@
  * World: normal (mmap, pthread keys). */
 #define _GNU_SOURCE
 #include "alternate_stack.h"
+#include "../base/load_touched.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -22,8 +23,8 @@ struct mapping {
     size_t size;
 };
 
-static pthread_key_t stack_key;
-static pthread_once_t stack_key_once = PTHREAD_ONCE_INIT;
+static LOAD_TOUCHED pthread_key_t stack_key;
+static LOAD_TOUCHED pthread_once_t stack_key_once = PTHREAD_ONCE_INIT;
 
 /* At thread exit: stop using our stack, then give it back. */
 static void free_thread_stack(void *opaque)

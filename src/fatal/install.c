@@ -18,6 +18,7 @@
 #include "symbolizer_path.h"
 #include "../base/environment.h"
 #include "../base/fd_write.h"
+#include "../base/load_touched.h"
 #include "../symbolize/index.h"
 
 #include <errno.h>
@@ -27,7 +28,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+static LOAD_TOUCHED pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct handler_config staged;   /* the installer's copy, under install_lock */
 
 static int is_ours(const struct saved_action *action)

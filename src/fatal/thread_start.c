@@ -8,6 +8,7 @@
  * next pthread_create unchanged while the handler is off. */
 #define _GNU_SOURCE
 #include "alternate_stack.h"
+#include "../base/load_touched.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,7 +18,7 @@
 
 typedef int create_function(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
-static atomic_int enabled;
+static LOAD_TOUCHED atomic_int enabled;
 static _Atomic(create_function *) next_create;
 
 struct start {

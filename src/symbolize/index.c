@@ -16,6 +16,7 @@
 #include "module_data.h"
 #include "../base/array_grow.h"
 #include "../base/environment.h"
+#include "../base/load_touched.h"
 #include "../unwind/rule_cache.h"
 
 #include <errno.h>
@@ -46,16 +47,16 @@ struct cached_data {
     const struct module_data *data;
 };
 
-static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_t build_owner;          /* while build_owned */
-static _Atomic int build_owned;
+static LOAD_TOUCHED pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
+static LOAD_TOUCHED pthread_t build_owner; /* while build_owned */
+static LOAD_TOUCHED _Atomic int build_owned;
 static __thread int fork_took_lock;    /* the forking thread, prepare to parent/child */
 static __thread int building;          /* this thread holds build_lock */
-static _Atomic int constructed;        /* index_at_load has run */
-static struct options active_options;
-static int options_ready;
+static LOAD_TOUCHED _Atomic int constructed; /* index_at_load has run */
+static LOAD_TOUCHED struct options active_options;
+static LOAD_TOUCHED int options_ready;
 static unsigned long long built_adds, built_subs;
-static int built_once;
+static LOAD_TOUCHED int built_once;
 /* A module ran out of memory: the next refreshes read it again, up to
  * RETRY_MAX rebuilds in a row, then keep what they have. */
 #define RETRY_MAX 3
@@ -404,8 +405,7 @@ static void keep_setup_text(struct index_at_crash_setup *setup)
 static int leave_to_reader(void)
 {
     static struct index_at_crash_setup setup;
-    static int left;  /* here, not read from index_reader.c's page first:
-                         a read of a fresh page, then a write, is two faults */
+    static LOAD_TOUCHED int left;
     /* Once left, until a reader builds: a dlopen since then is in the
      * loader's list, but not in a snapshot a reader built before it. */
     if (left)

@@ -9,8 +9,8 @@
 #include "rule_cache.h"
 
 /* rule_cache.h has the slots and the lookup (inline in the walker). */
-/* Page-aligned: rule_cache_slot_for's pages of slots are the memory's. */
-struct rule_cache_slot rule_cache_slots[RULE_CACHE_SLOTS] __attribute__((aligned(4096)));
+struct rule_cache_slot rule_cache_memory[RULE_CACHE_SLOTS + RULE_CACHE_SLOTS_PER_PAGE]
+    __attribute__((aligned(sizeof(struct rule_cache_slot))));
 atomic_uint rule_cache_current_generation = 1;
 
 void rule_cache_store(uintptr_t pc, const struct simple_rule *rule, unsigned generation)

@@ -31,8 +31,6 @@ struct rule_cache_slot {
     atomic_uint flags;              /* cfa_register | rbp_saved << 8 | outermost << 9 */
 };
 
-extern struct rule_cache_slot rule_cache_slots[RULE_CACHE_SLOTS]
-    __attribute__((aligned(4096)));
 extern atomic_uint rule_cache_current_generation;
 
 /* A slot is chosen in two steps: the page of slots by the pc's 4 KiB of
@@ -45,11 +43,24 @@ extern atomic_uint rule_cache_current_generation;
 _Static_assert(4096 % sizeof(struct rule_cache_slot) == 0 && RULE_CACHE_PAGES > 0,
                "a page holds whole slots");
 
+/* The slots are the page-aligned run inside rule_cache_memory, aligned at
+ * run time rather than by the linker: an object aligned to a page aligns
+ * the whole .bss, and .bss's first page then held crtstuff's completed.0
+ * alone, a page every process reads and writes at exit (issue 26: two
+ * page faults). A slot's size divides a page, so the run starts on one. */
+extern struct rule_cache_slot rule_cache_memory[RULE_CACHE_SLOTS + RULE_CACHE_SLOTS_PER_PAGE]
+    __attribute__((aligned(sizeof(struct rule_cache_slot))));
+
+static inline struct rule_cache_slot *rule_cache_slots(void)
+{
+    return (struct rule_cache_slot *)(((uintptr_t)rule_cache_memory + 4095) & ~(uintptr_t)4095);
+}
+
 static inline struct rule_cache_slot *rule_cache_slot_for(uintptr_t pc)
 {
     uintptr_t code_page = (pc >> 12) * (uintptr_t)0x9e3779b97f4a7c15u;
     uintptr_t hash = pc * (uintptr_t)0x9e3779b97f4a7c15u;
-    return &rule_cache_slots[(code_page >> 40) % RULE_CACHE_PAGES * RULE_CACHE_SLOTS_PER_PAGE +
+    return &rule_cache_slots()[(code_page >> 40) % RULE_CACHE_PAGES * RULE_CACHE_SLOTS_PER_PAGE +
                              (hash >> 40) % RULE_CACHE_SLOTS_PER_PAGE];
 }
 

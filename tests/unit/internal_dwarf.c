@@ -116,7 +116,7 @@ Test(rule_cache, stores_finds_and_forgets)
  * few pages of it resident, not all of them (the profiler's peak RSS). */
 Test(rule_cache, one_page_of_code_one_page_of_slots)
 {
-    uintptr_t base = (uintptr_t)&rule_cache_slots[0];
+    uintptr_t base = (uintptr_t)rule_cache_slots();
     cr_assert_eq(base % 4096, 0, "the slots start on a page");
     for (uintptr_t code = 0x555555554000u; code < 0x555555554000u + 64 * 4096; code += 4096) {
         uintptr_t page = ((uintptr_t)rule_cache_slot_for(code) - base) / 4096;
@@ -128,7 +128,7 @@ Test(rule_cache, one_page_of_code_one_page_of_slots)
     char used[RULE_CACHE_SLOTS_PER_PAGE] = { 0 };
     unsigned distinct = 0;
     for (uintptr_t pc = 0x7f0000001000u; pc < 0x7f0000001000u + 4096; pc += 16) {
-        size_t slot = (size_t)(rule_cache_slot_for(pc) - rule_cache_slots) % RULE_CACHE_SLOTS_PER_PAGE;
+        size_t slot = (size_t)(rule_cache_slot_for(pc) - rule_cache_slots()) % RULE_CACHE_SLOTS_PER_PAGE;
         distinct += !used[slot];
         used[slot] = 1;
     }
@@ -138,7 +138,7 @@ Test(rule_cache, one_page_of_code_one_page_of_slots)
     char pages[RULE_CACHE_PAGES] = { 0 };
     unsigned page_count = 0;
     for (uintptr_t code = 0x7f0000000000u; code < 0x7f0000000000u + 256 * 4096; code += 4096) {
-        size_t page = (size_t)(rule_cache_slot_for(code) - rule_cache_slots) / RULE_CACHE_SLOTS_PER_PAGE;
+        size_t page = (size_t)(rule_cache_slot_for(code) - rule_cache_slots()) / RULE_CACHE_SLOTS_PER_PAGE;
         page_count += !pages[page];
         pages[page] = 1;
     }
