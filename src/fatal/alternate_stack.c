@@ -54,6 +54,16 @@ static void populate_top(char *start, size_t length)
     madvise(start, length, MADV_POPULATE_WRITE);
 }
 
+/* The process's first thread: its stack is never freed before the
+ * process ends (nor is the thread's own), so it needs no key and no
+ * bookkeeping, and nothing of it is written before a signal comes: the
+ * install at load in every process then touches none of its pages
+ * (issue 26). A report from this thread takes the top page's fault. */
+static int is_first_thread(void)
+{
+    return getpid() == gettid();
+}
+
 void alternate_stack_give_this_thread(void)
 {
     stack_t current;
@@ -64,19 +74,23 @@ void alternate_stack_give_this_thread(void)
     size_t size = ALTERNATE_STACK_MINIMUM;
     if (minimum > 0 && (size_t)minimum * 4 > size)
         size = ((size_t)minimum * 4 + page - 1) / page * page;
+    int first_thread = is_first_thread();
     /* [guard page][stack][struct mapping, in the stack's last bytes' page] */
-    size_t total = page + size + page;
+    size_t total = page + size + (first_thread ? 0 : page);
     char *memory = mmap(NULL, total, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (memory == MAP_FAILED)
         return;
     mprotect(memory, page, PROT_NONE); /* an overflow of the handler faults, not corrupts */
-    populate_top(memory + page + size - page, 2 * page);
+    if (!first_thread)
+        populate_top(memory + page + size - page, 2 * page);
     stack_t stack = { .ss_sp = memory + page, .ss_size = size, .ss_flags = 0 };
     if (sigaltstack(&stack, NULL) != 0) {
         munmap(memory, total);
         return;
     }
+    if (first_thread)
+        return;
     struct mapping *mapping = (struct mapping *)(memory + page + size);
     mapping->memory = memory;
     mapping->size = total;

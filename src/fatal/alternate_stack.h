@@ -5,7 +5,8 @@
 
 /* Give the calling thread an alternate signal stack (64 KiB, or 4 x
  * MINSIGSTKSZ, and a guard page) unless it has one; ours is freed when
- * the thread exits. Normal world. */
+ * the thread exits, but the process's first thread's, which lasts as long
+ * as the process. Normal world. */
 void alternate_stack_give_this_thread(void);
 
 /* From now on, threads created with pthread_create get one as they start

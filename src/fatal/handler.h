@@ -65,6 +65,10 @@ struct handler_view {
  * it, even when it interrupted this very call. */
 void handler_config_publish(const struct handler_config *config);
 
+/* The installer's own config, which it changes under its lock and then
+ * publishes: kept beside the published copies (handler_config.c). */
+struct handler_config *handler_config_draft(void);
+
 /* Copy from the latest published config what handling SIGNO needs.
  * Signal-safe, wait-free. */
 void handler_config_view(int signo, struct handler_view *view);

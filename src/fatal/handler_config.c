@@ -16,17 +16,37 @@
 
 #define VIEW_ATTEMPTS 64
 
-static struct handler_config copies[2];
+/* The installer's draft beside the copies: a load writes the draft and
+ * one copy, 6.7 KiB in a row, not three copies on five pages (issue 26). */
+static struct {
+    struct handler_config draft;
+    struct handler_config copies[2];
+} configs;
 static LOAD_TOUCHED atomic_uint sequence;   /* even: copies[0] is the current one, odd: copies[1] */
+static LOAD_TOUCHED int second_copy_written;
+
+struct handler_config *handler_config_draft(void)
+{
+    return &configs.draft;
+}
 
 void handler_config_publish(const struct handler_config *config)
 {
-    atomic_fetch_add_explicit(&sequence, 1, memory_order_acq_rel); /* readers: copies[1] */
+    /* configs.copies[1] is written from the second publish on: no reader reads it
+     * before a publish has made the sequence odd once, and a process that
+     * publishes once, at load, then writes one page fewer. Brought up to
+     * date while readers are still sent to configs.copies[0]. */
+    if (!second_copy_written && atomic_load_explicit(&sequence, memory_order_relaxed) != 0) {
+        configs.copies[1] = configs.copies[0];
+        second_copy_written = 1;
+    }
+    atomic_fetch_add_explicit(&sequence, 1, memory_order_acq_rel); /* readers: configs.copies[1] */
     atomic_thread_fence(memory_order_release);
-    copies[0] = *config;
-    atomic_fetch_add_explicit(&sequence, 1, memory_order_acq_rel); /* readers: copies[0] */
+    configs.copies[0] = *config;
+    atomic_fetch_add_explicit(&sequence, 1, memory_order_acq_rel); /* readers: configs.copies[0] */
     atomic_thread_fence(memory_order_release);
-    copies[1] = *config;
+    if (second_copy_written)
+        configs.copies[1] = *config;
 }
 
 static void copy_view(const struct handler_config *from, int signo, struct handler_view *view)
@@ -44,7 +64,7 @@ void handler_config_view(int signo, struct handler_view *view)
      * than a few overtakes in a row do not happen; the last copy is kept. */
     for (int attempt = 0; attempt < VIEW_ATTEMPTS; attempt++) {
         unsigned seen = atomic_load_explicit(&sequence, memory_order_acquire);
-        copy_view(&copies[seen & 1], signo, view);
+        copy_view(&configs.copies[seen & 1], signo, view);
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&sequence, memory_order_relaxed) == seen)
             return;

@@ -29,7 +29,11 @@
 #include <unistd.h>
 
 static LOAD_TOUCHED pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct handler_config staged;   /* the installer's copy, under install_lock */
+/* The installer's copy of the config, under install_lock. */
+static struct handler_config *staged(void)
+{
+    return handler_config_draft();
+}
 
 static int is_ours(const struct saved_action *action)
 {
@@ -92,9 +96,9 @@ static void install_signals(uint64_t signals, int dump_signal)
             continue;
         queried[signo] = 1;
         if (!is_ours(&before[signo]))
-            staged.previous[signo] = before[signo];
+            staged()->previous[signo] = before[signo];
     }
-    handler_config_publish(&staged);
+    handler_config_publish(staged());
     struct sigaction ours;
     memset(&ours, 0, sizeof ours);
     ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
@@ -108,13 +112,13 @@ static void install_signals(uint64_t signals, int dump_signal)
         if (exchange_action(signo, &ours, &previous) != 0)
             continue;
         if (!is_ours(&previous) && !same_action(&previous, &before[signo])) {
-            staged.previous[signo] = previous;
+            staged()->previous[signo] = previous;
             changed = 1;
         }
-        staged.installed |= (uint64_t)1 << signo;
+        staged()->installed |= (uint64_t)1 << signo;
     }
     if (changed)
-        handler_config_publish(&staged);
+        handler_config_publish(staged());
 }
 
 static void report_bad_options(const char *error)
@@ -168,7 +172,7 @@ int backtrace_install_fatal_handler(const char *options)
     if (getauxval(AT_SECURE))
         parsed.second_stage = 0;
     pass_environment();
-    staged.options = parsed;
+    staged()->options = parsed;
     install_signals(parsed.signals, parsed.dump_signal); /* publishes the options too */
     pthread_mutex_unlock(&install_lock);
     return 0;
@@ -181,19 +185,19 @@ void backtrace_uninstall_fatal_handler(void)
     /* A handler still running keeps the view it copied: the previous
      * actions stay published until ours are all gone. */
     for (int signo = 1; signo < HANDLER_SIGNALS - 1; signo++) {
-        if (!(staged.installed & ((uint64_t)1 << signo)))
+        if (!(staged()->installed & ((uint64_t)1 << signo)))
             continue;
         struct saved_action current;
         struct sigaction previous;
         /* Leave alone a handler someone installed over ours. */
         if (exchange_action(signo, NULL, &current) == 0 && is_ours(&current)) {
-            saved_action_give(&staged.previous[signo], &previous);
+            saved_action_give(&staged()->previous[signo], &previous);
             sigaction(signo, &previous, NULL);
         }
     }
-    memset(staged.previous, 0, sizeof staged.previous);
-    staged.installed = 0;
-    handler_config_publish(&staged);
+    memset(staged()->previous, 0, sizeof staged()->previous);
+    staged()->installed = 0;
+    handler_config_publish(staged());
     alternate_stack_for_new_threads(0);
     pthread_mutex_unlock(&install_lock);
 }
@@ -202,9 +206,9 @@ __attribute__((visibility("default")))
 int backtrace_set_crash_callback(backtrace_crash_callback *callback, void *context)
 {
     pthread_mutex_lock(&install_lock);
-    staged.callbacks.set = callback;
-    staged.callbacks.set_context = callback != NULL ? context : NULL;
-    handler_config_publish(&staged);
+    staged()->callbacks.set = callback;
+    staged()->callbacks.set_context = callback != NULL ? context : NULL;
+    handler_config_publish(staged());
     pthread_mutex_unlock(&install_lock);
     return 0;
 }
@@ -213,9 +217,9 @@ __attribute__((visibility("default")))
 int backtrace_set_crash_lead(backtrace_crash_lead *lead, void *context)
 {
     pthread_mutex_lock(&install_lock);
-    staged.callbacks.lead = lead;
-    staged.callbacks.lead_context = lead != NULL ? context : NULL;
-    handler_config_publish(&staged);
+    staged()->callbacks.lead = lead;
+    staged()->callbacks.lead_context = lead != NULL ? context : NULL;
+    handler_config_publish(staged());
     pthread_mutex_unlock(&install_lock);
     return 0;
 }
@@ -224,7 +228,7 @@ int backtrace_set_crash_lead(backtrace_crash_lead *lead, void *context)
 static int added_slot(handler_callback *callback, void *context)
 {
     for (int i = 0; i < HANDLER_ADDED_CALLBACKS; i++)
-        if (staged.callbacks.added[i] == callback && staged.callbacks.added_context[i] == context)
+        if (staged()->callbacks.added[i] == callback && staged()->callbacks.added_context[i] == context)
             return i;
     return -1;
 }
@@ -241,9 +245,9 @@ int backtrace_add_crash_callback(backtrace_crash_callback *callback, void *conte
     if (slot < 0)
         slot = added_slot(NULL, NULL);
     if (slot >= 0) {
-        staged.callbacks.added[slot] = callback;
-        staged.callbacks.added_context[slot] = context;
-        handler_config_publish(&staged);
+        staged()->callbacks.added[slot] = callback;
+        staged()->callbacks.added_context[slot] = context;
+        handler_config_publish(staged());
     }
     pthread_mutex_unlock(&install_lock);
     if (slot < 0)
@@ -257,9 +261,9 @@ int backtrace_remove_crash_callback(backtrace_crash_callback *callback, void *co
     pthread_mutex_lock(&install_lock);
     int slot = callback != NULL ? added_slot(callback, context) : -1;
     if (slot >= 0) {
-        staged.callbacks.added[slot] = NULL;
-        staged.callbacks.added_context[slot] = NULL;
-        handler_config_publish(&staged);
+        staged()->callbacks.added[slot] = NULL;
+        staged()->callbacks.added_context[slot] = NULL;
+        handler_config_publish(staged());
     }
     pthread_mutex_unlock(&install_lock);
     if (slot < 0)

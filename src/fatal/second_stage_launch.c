@@ -86,10 +86,12 @@ static int open_pipes(int fds[PIPE_ENDS])
 /* The symbolizer's environment, copied at install (environ is the
  * normal world's: setenv may free what it points to). */
 #define ENVIRONMENT_MAX 8
-static char environment_text[STAGE_ENVIRONMENT_BYTES];
 static LOAD_TOUCHED size_t environment_used;
 static LOAD_TOUCHED char *environment[ENVIRONMENT_MAX + 1];
 static LOAD_TOUCHED int environment_count;
+/* Its head is written at every install: beside the three above, on a
+ * page the load has made private already (load_touched.h). */
+static LOAD_TOUCHED char environment_text[STAGE_ENVIRONMENT_BYTES];
 
 void stage_environment_clear(void)
 {

@@ -3,13 +3,14 @@
  * Capturing a stack is thread_capture.c's. */
 #define _GNU_SOURCE
 #include "heap.h"
+#include "../base/load_touched.h"
 #include "execinfo_ex.h"
 
 #include <unistd.h>
 
 /* The hook layer's state lives here, with the signal-safe code that reads
  * it; heap_state.c initialises it. */
-struct heap_state heap;
+LOAD_TOUCHED struct heap_state heap;
 __thread int heap_busy __attribute__((tls_model("initial-exec")));
 __thread const struct backtrace_caller *heap_caller __attribute__((tls_model("initial-exec")));
 

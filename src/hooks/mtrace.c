@@ -11,6 +11,7 @@
  * its module, which glibc's mtrace script can resolve for a PIE. */
 #define _GNU_SOURCE
 #include "mtrace.h"
+#include "../base/load_touched.h"
 #include "heap.h"
 #include "../base/fd_write.h"
 #include "execinfo_ex.h"
@@ -28,12 +29,12 @@
 #define TRACE_BUFFER_SIZE (64 * 1024)
 #define EVENT_TEXT_SIZE 8192          /* on the caller's stack, inside malloc */
 
-static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
+static LOAD_TOUCHED pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 atomic_int mtrace_tracing;            /* read without the lock, set under it */
 static int trace_fd = -1;
-static int unbuffered;                /* after the library's destructor ran */
+static LOAD_TOUCHED int unbuffered;                /* after the library's destructor ran */
 static char trace_buffer[TRACE_BUFFER_SIZE];
-static size_t trace_used;
+static LOAD_TOUCHED size_t trace_used;
 static char executable[PATH_MAX];     /* the main program's path (its l_name is "") */
 
 

@@ -24,6 +24,7 @@
  * once the heap stops growing, and the peak counts are within 1% (and the
  * threads' unflushed shares) of those at the true peak. */
 #include "stack_counts.h"
+#include "../base/load_touched.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -34,8 +35,8 @@ static size_t list_capacity;
 static _Alignas(64) _Atomic size_t list_used;
 
 #define EXCLUDED_MAX 2
-static uintptr_t excluded[EXCLUDED_MAX][2];
-static int excluded_count;
+static LOAD_TOUCHED uintptr_t excluded[EXCLUDED_MAX][2];
+static LOAD_TOUCHED int excluded_count;
 static int cut_depth = STACK_DEPOT_MAX_FRAMES;
 static uintptr_t program_code[2];
 static int (*look_deeper)(void);

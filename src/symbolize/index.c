@@ -404,8 +404,9 @@ static void keep_setup_text(struct index_at_crash_setup *setup)
  * a list to read (not in a static program). */
 static int leave_to_reader(void)
 {
-    static struct index_at_crash_setup setup;
     static LOAD_TOUCHED int left;
+    /* Its head is written at every light load (load_touched.h) */
+    static LOAD_TOUCHED struct index_at_crash_setup setup;
     /* Once left, until a reader builds: a dlopen since then is in the
      * loader's list, but not in a snapshot a reader built before it. */
     if (left)

@@ -636,6 +636,50 @@ Test(fatal, threads_get_an_alternate_stack_only_while_installed, .timeout = 30)
     cr_assert_eq(size, NULL, "after uninstall");
 }
 
+/* Pages of the calling thread's alternate stack in memory. */
+static size_t alternate_stack_resident_pages(void)
+{
+    stack_t stack;
+    if (sigaltstack(NULL, &stack) != 0 || (stack.ss_flags & SS_DISABLE))
+        return (size_t)-1;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char resident[256];
+    size_t pages = stack.ss_size / page;
+    if (pages > sizeof resident)
+        return (size_t)-1;
+    if (mincore(stack.ss_sp, stack.ss_size, resident) != 0)
+        return (size_t)-1;
+    size_t count = 0;
+    for (size_t i = 0; i < pages; i++)
+        count += resident[i] & 1;
+    return count;
+}
+
+static void *report_resident_pages(void *unused)
+{
+    (void)unused;
+    return (void *)(uintptr_t)alternate_stack_resident_pages();
+}
+
+/* The process's first thread gets its alternate stack at install without
+ * a page of it written before a signal comes: the install at load, in
+ * every process, touches none of it (issue 26). A new thread's top page
+ * is populated as it starts (an every-thread report reads each thread's
+ * stack without a fault there). */
+Test(fatal, the_first_threads_alternate_stack_is_untouched_until_a_signal, .timeout = 30)
+{
+    cr_assert_eq(getpid(), gettid(), "the test runs in its process's first thread");
+    cr_assert_eq(backtrace_install_fatal_handler(NULL), 0);
+    cr_assert_eq(alternate_stack_resident_pages(), 0);
+    pthread_t thread;
+    void *resident;
+    pthread_create(&thread, NULL, report_resident_pages, NULL);
+    pthread_join(thread, &resident);
+    cr_assert_geq((uintptr_t)resident, 1, "a new thread's top page is populated");
+    cr_assert_neq((uintptr_t)resident, (uintptr_t)(size_t)-1);
+    backtrace_uninstall_fatal_handler();
+}
+
 /* ---- the crash reporter's callback ---- */
 
 static void add_fields(int fd, int format, int signo, const void *info, const void *ucontext,
