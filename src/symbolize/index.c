@@ -405,8 +405,8 @@ static void keep_setup_text(struct index_at_crash_setup *setup)
 static int leave_to_reader(void)
 {
     static LOAD_TOUCHED int left;
-    /* Its head is written at every light load (load_touched.h) */
-    static LOAD_TOUCHED struct index_at_crash_setup setup;
+    static struct index_at_crash_setup setup; /* 8 KiB, its head written:
+                                                 in .bss, beside the install's */
     /* Once left, until a reader builds: a dlopen since then is in the
      * loader's list, but not in a snapshot a reader built before it. */
     if (left)
