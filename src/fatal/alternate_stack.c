@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -54,6 +55,22 @@ static void populate_top(char *start, size_t length)
     madvise(start, length, MADV_POPULATE_WRITE);
 }
 
+/* From the kernel's auxiliary vector, as sysconf would (glibc's code for
+ * it is a page of libc nothing else touches in a small program's start:
+ * a page fault in every process, issue 26); sysconf where the kernel
+ * gives no AT_MINSIGSTKSZ (before Linux 5.14). */
+static size_t page_size(void)
+{
+    unsigned long page = getauxval(AT_PAGESZ);
+    return page != 0 ? (size_t)page : (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static long minimum_signal_stack(void)
+{
+    unsigned long minimum = getauxval(AT_MINSIGSTKSZ);
+    return minimum != 0 ? (long)minimum : sysconf(_SC_MINSIGSTKSZ);
+}
+
 /* The process's first thread: its stack is never freed before the
  * process ends (nor is the thread's own), so it needs no key and no
  * bookkeeping, and nothing of it is written before a signal comes: the
@@ -69,8 +86,8 @@ void alternate_stack_give_this_thread(void)
     stack_t current;
     if (sigaltstack(NULL, &current) == 0 && !(current.ss_flags & SS_DISABLE))
         return; /* the program's own alternate stack is respected */
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    long minimum = sysconf(_SC_MINSIGSTKSZ);
+    size_t page = page_size();
+    long minimum = minimum_signal_stack();
     size_t size = ALTERNATE_STACK_MINIMUM;
     if (minimum > 0 && (size_t)minimum * 4 > size)
         size = ((size_t)minimum * 4 + page - 1) / page * page;

@@ -150,8 +150,7 @@ static void pass_environment(void)
     }
 }
 
-__attribute__((visibility("default")))
-int backtrace_install_fatal_handler(const char *options)
+static int install(const char *options)
 {
     struct options parsed = *environment_options();
     char error[600];
@@ -176,6 +175,12 @@ int backtrace_install_fatal_handler(const char *options)
     install_signals(parsed.signals, parsed.dump_signal); /* publishes the options too */
     pthread_mutex_unlock(&install_lock);
     return 0;
+}
+
+__attribute__((visibility("default")))
+int backtrace_install_fatal_handler(const char *options)
+{
+    return install(options);
 }
 
 __attribute__((visibility("default")))
@@ -276,5 +281,5 @@ __attribute__((constructor))
 static void install_from_environment(void)
 {
     if (environment_options()->handler == 1)
-        backtrace_install_fatal_handler(NULL);
+        install(NULL); /* not by the exported name: no PLT entry to bind at load */
 }
