@@ -136,9 +136,15 @@ $(BENCH_DIR)/index_cost_helper: bench/index_cost_helper.c bench/timing.h $(STATI
 
 # What loading the libraries costs a process, with the index cache off,
 # cold and warm (issue 14); `make bench-load` runs it alone.
-$(BENCH_DIR)/load_cost: bench/load_cost.c $(SHARED) $(BUILD)/libexecinfo_ex_hooks.so
+$(BENCH_DIR)/load_cost: bench/load_cost.c $(SHARED) $(BUILD)/libexecinfo_ex_hooks.so \
+		$(BENCH_DIR)/libempty_preload.so
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $< -o $@
+
+# The spawn mode's floor: an empty library, preloaded as ours are.
+$(BENCH_DIR)/libempty_preload.so: bench/empty_preload.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -fPIC -shared $< -o $@
 
 .PHONY: bench-load
 bench-load: $(BENCH_DIR)/load_cost

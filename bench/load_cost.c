@@ -20,11 +20,16 @@
  * REPETITIONS x TRUE_RUNS processes each.
  *
  * load_cost BUILD_DIR BLOCKS spawn: the spawn loop of issue 26's steps:
- * /bin/true, 40 processes a block, plain, core handler=1 and hooks heap=0
- * (both with the warm cache) and both with index_cache=0, alternating block
- * by block (the order rotating), BLOCKS blocks; the median per process of
- * the blocks' CPU and minor page faults (getrusage of the children). Run it
- * under taskset -c 1. */
+ * /bin/true, 40 processes a block, then a shell starting 10 of them, 4
+ * shells a block; plain, an empty library preloaded (the floor: what any
+ * LD_PRELOAD costs, bench/empty_preload.c), core handler=1 and hooks
+ * heap=0 (both with the warm cache) and both with index_cache=0,
+ * alternating block by block (the order rotating), BLOCKS blocks; the
+ * median per process of the blocks' CPU and minor page faults (getrusage
+ * of the children). Many short blocks, not a few long runs: on a shared
+ * machine whose speed drifts, only neighbours compare (the full mode's
+ * 5 to 7 repetitions moved its ratios by 0.1 between runs). Run it under
+ * taskset -c 1. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <spawn.h>
@@ -316,8 +321,13 @@ static void threads_table(int repetitions)
            cpu_cost <= 0.01 && wall_cost <= 0.01 ? "met" : "NOT met");
 }
 
-#define SPAWN_CONTENDERS 5
-#define SPAWN_BLOCK 40
+#define SPAWN_CONTENDERS 6
+#define SPAWN_MAX_BLOCKS 401
+#define SPAWN_BLOCK 40        /* /bin/true processes a block */
+#define SPAWN_SHELL_BLOCK 4   /* shells a block, each starting SHELL_CHILDREN */
+#define SHELL_CHILDREN 10
+
+static char empty_library[4096]; /* BUILD_DIR/bench/libempty_preload.so */
 
 /* CPU (s) and minor faults of the children so far. */
 static void children_usage(double *cpu, double *faults)
@@ -329,45 +339,73 @@ static void children_usage(double *cpu, double *faults)
     *faults = (double)usage.ru_minflt;
 }
 
-static void spawn_block(int contender, double *cpu, double *faults)
+/* Contender 0 plain, 1 an empty library preloaded (what any LD_PRELOAD
+ * costs: the floor under ours), 2 and 3 core handler=1 and hooks heap=0
+ * with the warm cache, 4 and 5 the same with index_cache=0. */
+static void spawn_setting(int contender, const char **preload, char *options, size_t size)
 {
-    char options[4400];
-    const char *preload;
-    const char *cache = contender <= 2 ? warm_directory() : NULL;
-    char *argv[] = { "/bin/true", NULL };
-    setting(contender % 2 ? 1 : 2, cache, &preload, options, sizeof options);
-    if (contender == 0)
-        preload = NULL;
-    double cpu_before, faults_before, cpu_after, faults_after;
-    children_usage(&cpu_before, &faults_before);
-    for (int i = 0; i < SPAWN_BLOCK; i++)
-        run(argv, preload, contender == 0 ? NULL : options);
-    children_usage(&cpu_after, &faults_after);
-    *cpu = (cpu_after - cpu_before) / SPAWN_BLOCK;
-    *faults = (faults_after - faults_before) / SPAWN_BLOCK;
+    if (contender <= 1) {
+        *preload = contender == 0 ? NULL : empty_library;
+        options[0] = '\0';
+        return;
+    }
+    setting(contender % 2 ? 2 : 1, contender <= 3 ? warm_directory() : NULL, preload, options,
+            size);
 }
 
-static void spawn_table(int blocks)
+/* One block of WORKLOAD (0: /bin/true, 1: a shell starting SHELL_CHILDREN
+ * /bin/true) for CONTENDER: CPU and minor faults per process. */
+static void spawn_block(int workload, int contender, double *cpu, double *faults)
+{
+    static char loop[] = "for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done";
+    char options[4400];
+    const char *preload;
+    char *true_argv[] = { "/bin/true", NULL };
+    char *shell_argv[] = { "/bin/sh", "-c", loop, NULL };
+    char **argv = workload == 0 ? true_argv : shell_argv;
+    int count = workload == 0 ? SPAWN_BLOCK : SPAWN_SHELL_BLOCK;
+    int processes = workload == 0 ? 1 : 1 + SHELL_CHILDREN;
+    spawn_setting(contender, &preload, options, sizeof options);
+    double cpu_before, faults_before, cpu_after, faults_after;
+    children_usage(&cpu_before, &faults_before);
+    for (int i = 0; i < count; i++)
+        run(argv, preload, options[0] != '\0' ? options : NULL);
+    children_usage(&cpu_after, &faults_after);
+    *cpu = (cpu_after - cpu_before) / count / processes;
+    *faults = (faults_after - faults_before) / count / processes;
+}
+
+static void spawn_table(int workload, int blocks)
 {
     static const char *const names[SPAWN_CONTENDERS] = {
-        "plain", "core, handler=1, warm", "hooks, heap=0, warm", "core, handler=1, index_cache=0",
-        "hooks, heap=0, index_cache=0" };
-    static double cpu[SPAWN_CONTENDERS][MAX_REPETITIONS], faults[SPAWN_CONTENDERS][MAX_REPETITIONS];
-    for (int contender = 1; contender < 3; contender++)
-        spawn_block(contender, &cpu[0][0], &faults[0][0]); /* fill the warm cache */
+        "plain", "an empty library (any LD_PRELOAD's floor)", "core, handler=1, warm",
+        "hooks, heap=0, warm", "core, handler=1, index_cache=0", "hooks, heap=0, index_cache=0" };
+    static double cpu[SPAWN_CONTENDERS][SPAWN_MAX_BLOCKS], faults[SPAWN_CONTENDERS][SPAWN_MAX_BLOCKS];
+    int first = empty_library[0] != '\0' ? 0 : 1; /* contender 1 needs the empty library */
+    for (int contender = 2; contender < 4; contender++)
+        spawn_block(workload, contender, &cpu[0][0], &faults[0][0]); /* fill the warm cache */
     for (int b = 0; b < blocks; b++)
         for (int k = 0; k < SPAWN_CONTENDERS; k++) {
             int contender = (k + b) % SPAWN_CONTENDERS;
-            spawn_block(contender, &cpu[contender][b], &faults[contender][b]);
+            if (contender == 1 && first)
+                continue;
+            spawn_block(workload, contender, &cpu[contender][b], &faults[contender][b]);
         }
-    printf("/bin/true, %d blocks of %d processes, contenders alternating block by block;\n"
-           "medians of the blocks' per-process figures\n\n", blocks, SPAWN_BLOCK);
+    if (workload == 0)
+        printf("/bin/true, %d blocks of %d processes", blocks, SPAWN_BLOCK);
+    else
+        printf("\nsh -c 'for i in 1 .. %d; do /bin/true; done', %d blocks of %d shells, all %d "
+               "processes of each under the preload", SHELL_CHILDREN, blocks, SPAWN_SHELL_BLOCK,
+               1 + SHELL_CHILDREN);
+    printf(", contenders alternating block by block;\nmedians of the blocks' per-process figures\n\n");
     printf("| | CPU per process (ms) | over plain (ms) | vs plain | minor faults |\n");
     printf("| --- | ---: | ---: | ---: | ---: |\n");
     double plain = median(cpu[0], blocks);
     for (int contender = 0; contender < SPAWN_CONTENDERS; contender++) {
+        if (contender == 1 && first)
+            continue;
         double value = median(cpu[contender], blocks);
-        printf("| %s | %.3f | %+.3f | %.2fx | %.0f |\n", names[contender], value * 1e3,
+        printf("| %s | %.3f | %+.3f | %.2fx | %.1f |\n", names[contender], value * 1e3,
                (value - plain) * 1e3, value / plain, median(faults[contender], blocks));
     }
 }
@@ -380,7 +418,10 @@ static void usage(FILE *to)
                 "  (no mode)  /bin/true, a shell loop of 200 processes and make -j2,\n"
                 "             plain, core handler=1, hooks heap=0, cache off/cold/warm\n"
                 "  threads    /bin/true with threads=1024 against threads=1\n"
-                "  spawn      /bin/true in blocks of 40 processes, REPETITIONS blocks\n"
+                "  spawn      /bin/true in blocks of 40 processes and a shell starting\n"
+                "             10 of them in blocks of 4, REPETITIONS blocks (up to 401):\n"
+                "             plain, an empty preloaded library (bench/empty_preload.c),\n"
+                "             core handler=1 and hooks heap=0, cache warm and off\n"
                 "Run it pinned (taskset -c 1). A benchmark: it asserts no timing.\n");
 }
 
@@ -390,9 +431,13 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    int spawn = argc > 3 && strcmp(argv[3], "spawn") == 0;
     int repetitions = argc > 2 ? atoi(argv[2]) : 5;
-    if (repetitions < 1 || repetitions > MAX_REPETITIONS)
-        repetitions = 5;
+    if (repetitions < 1 || repetitions > (spawn ? SPAWN_MAX_BLOCKS : MAX_REPETITIONS)) {
+        fprintf(stderr, "load_cost: REPETITIONS is 1 to %d%s\n",
+                spawn ? SPAWN_MAX_BLOCKS : MAX_REPETITIONS, spawn ? " in spawn mode" : "");
+        return 2;
+    }
     snprintf(core_library, sizeof core_library, "%s/libexecinfo_ex.so", argv[1]);
     snprintf(hooks_library, sizeof hooks_library, "%s/libexecinfo_ex_hooks.so", argv[1]);
     if (access(core_library, R_OK) != 0 || access(hooks_library, R_OK) != 0) {
@@ -408,8 +453,15 @@ int main(int argc, char **argv)
         remove_tree(scratch);
         return 0;
     }
-    if (argc > 3 && strcmp(argv[3], "spawn") == 0) {
-        spawn_table(repetitions);
+    if (spawn) {
+        snprintf(empty_library, sizeof empty_library, "%s/bench/libempty_preload.so", argv[1]);
+        if (access(empty_library, R_OK) != 0) {
+            fprintf(stderr, "load_cost: no %s (make build/bench/libempty_preload.so): its row "
+                            "is left out\n", empty_library);
+            empty_library[0] = '\0';
+        }
+        spawn_table(0, repetitions);
+        spawn_table(1, repetitions);
         remove_tree(scratch);
         return 0;
     }
