@@ -4,6 +4,7 @@
 #include "alternate_stack.h"
 #include "../base/load_touched.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -58,7 +59,8 @@ static void populate_top(char *start, size_t length)
 /* From the kernel's auxiliary vector, as sysconf would (glibc's code for
  * it is a page of libc nothing else touches in a small program's start:
  * a page fault in every process, issue 26); sysconf where the kernel
- * gives no AT_MINSIGSTKSZ (before Linux 5.14). */
+ * gives no AT_MINSIGSTKSZ (x86 before Linux 5.14, arm64 before 4.18).
+ * getauxval sets errno for an entry it lacks: kept as it was. */
 static size_t page_size(void)
 {
     unsigned long page = getauxval(AT_PAGESZ);
@@ -67,21 +69,18 @@ static size_t page_size(void)
 
 static long minimum_signal_stack(void)
 {
+    int saved_errno = errno;
     unsigned long minimum = getauxval(AT_MINSIGSTKSZ);
+    errno = saved_errno;
     return minimum != 0 ? (long)minimum : sysconf(_SC_MINSIGSTKSZ);
 }
 
-/* The process's first thread: its stack is never freed before the
- * process ends (nor is the thread's own), so it needs no key and no
- * bookkeeping, and nothing of it is written before a signal comes: the
- * install at load in every process then touches none of its pages
+/* FIRST_THREAD: the process's first thread, whose stack is never freed
+ * before the process ends (nor is the thread's own), so it needs no key
+ * and no bookkeeping, and nothing of it is written before a signal comes:
+ * the install at load in every process then touches none of its pages
  * (issue 26). A report from this thread takes the top page's fault. */
-static int is_first_thread(void)
-{
-    return getpid() == gettid();
-}
-
-void alternate_stack_give_this_thread(void)
+static void give(int first_thread)
 {
     stack_t current;
     if (sigaltstack(NULL, &current) == 0 && !(current.ss_flags & SS_DISABLE))
@@ -91,8 +90,7 @@ void alternate_stack_give_this_thread(void)
     size_t size = ALTERNATE_STACK_MINIMUM;
     if (minimum > 0 && (size_t)minimum * 4 > size)
         size = ((size_t)minimum * 4 + page - 1) / page * page;
-    int first_thread = is_first_thread();
-    /* [guard page][stack][struct mapping, in the stack's last bytes' page] */
+    /* [guard page][stack][the page of struct mapping, but the first thread's] */
     size_t total = page + size + (first_thread ? 0 : page);
     char *memory = mmap(NULL, total, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -113,4 +111,14 @@ void alternate_stack_give_this_thread(void)
     mapping->size = total;
     pthread_once(&stack_key_once, create_key);
     pthread_setspecific(stack_key, mapping);
+}
+
+void alternate_stack_give_this_thread(void)
+{
+    give(0);
+}
+
+void alternate_stack_give_installing_thread(void)
+{
+    give(getpid() == gettid());
 }

@@ -162,7 +162,7 @@ static int install(const char *options)
     }
     pthread_mutex_lock(&install_lock);
     index_refresh_light(); /* the handler reads cold modules' symbols itself */
-    alternate_stack_give_this_thread();
+    alternate_stack_give_installing_thread();
     alternate_stack_for_new_threads(1);
     if (parsed.symbolizer[0] == '\0')
         symbolizer_path_find(parsed.symbolizer, sizeof parsed.symbolizer);
@@ -280,6 +280,8 @@ int backtrace_remove_crash_callback(backtrace_crash_callback *callback, void *co
 __attribute__((constructor))
 static void install_from_environment(void)
 {
+    int saved_errno = errno; /* main starts with errno 0, whatever the install did */
     if (environment_options()->handler == 1)
         install(NULL); /* not by the exported name: no PLT entry to bind at load */
+    errno = saved_errno;
 }

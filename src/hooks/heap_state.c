@@ -19,6 +19,7 @@
 #include "execinfo_ex.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/auxv.h>
@@ -105,6 +106,7 @@ static void look_deeper_outside_the_program(void)
 __attribute__((constructor))
 static void install_fatal_handler(void)
 {
+    int saved_errno = errno; /* main starts with errno 0, whatever the load did */
     heap_ready();
     if (heap.options.handler != 0) {
         heap_busy++;
@@ -127,6 +129,7 @@ static void install_fatal_handler(void)
         heap_busy--;
     }
     profile_dump_start(); /* in front of the dump's handler, installed just now */
+    errno = saved_errno;
 }
 
 static void initialise(void)
@@ -165,9 +168,11 @@ int heap_ready_slow(void)
     int expected = HEAP_UNINITIALISED;
     if (phase == HEAP_UNINITIALISED &&
         atomic_compare_exchange_strong(&heap.phase, &expected, HEAP_INITIALISING)) {
+        int saved_errno = errno; /* a first malloc's success leaves errno as it was */
         heap_busy++;
         initialise();
         heap_busy--;
+        errno = saved_errno;
         atomic_store_explicit(&heap.phase, HEAP_READY, memory_order_release);
         return heap.recording;
     }

@@ -562,6 +562,7 @@ static void index_at_load(void)
      * crash handler's, looks it up when it first reads it (issue 26).
      * Not forced: with handler=1 the install's constructor may have built
      * it already, and a second build re-read the module list for nothing. */
+    int saved_errno = errno; /* main starts with errno 0, whatever the load did */
     index_refresh_light();
     /* Registered after the build, whose allocations start the hook layer
      * (which registers its own): prepare handlers run last registered
@@ -569,4 +570,5 @@ static void index_at_load(void)
      * rebuild's own malloc and free may need. */
     pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
     atomic_store(&constructed, 1);
+    errno = saved_errno;
 }

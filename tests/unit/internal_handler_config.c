@@ -8,7 +8,9 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "support.h"
 
@@ -122,4 +124,71 @@ Test(handler_config, a_bad_signal_number_reads_a_valid_entry)
     cr_assert_eq(view.options.frames, 7);
     handler_config_view(HANDLER_SIGNALS + 5, &view);
     cr_assert_eq(view.previous.sa_flags, 7);
+}
+
+/* ---- never older than the last publish ---- */
+
+/* The second copy is written from the second publish on (handler_config.c):
+ * until then a reader sent to it would find it zeroed. A view may be of
+ * the publish under way or of the last one finished, never of an older
+ * one: each child process publishes marks 1 to 4 while a thread views,
+ * from before the first publish on, and counts views older than the
+ * publishes finished before they began. The window is a copy of 3 KiB, so
+ * many short processes, each the first to publish in its own memory
+ * (without the copy, 2 of 300 processes saw one). */
+#define STALE_CHILDREN 1000
+#define STALE_PUBLISHES 4
+
+static atomic_int stale_views, child_viewing, child_done;
+static atomic_long child_publishes_done;
+
+static void *stale_reader(void *unused)
+{
+    (void)unused;
+    atomic_store(&child_viewing, 1);
+    while (!atomic_load(&child_done)) {
+        long done_before = atomic_load(&child_publishes_done);
+        struct handler_view view;
+        handler_config_view(SIGUSR1, &view);
+        if (view.options.frames < done_before)
+            atomic_fetch_add(&stale_views, 1);
+    }
+    return NULL;
+}
+
+static int publish_while_viewed(void)
+{
+    static struct handler_config config;
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, stale_reader, NULL) != 0)
+        return 2;
+    while (!atomic_load(&child_viewing))
+        ;
+    for (int mark = 1; mark <= STALE_PUBLISHES; mark++) {
+        config.options.frames = mark;
+        handler_config_publish(&config);
+        atomic_store(&child_publishes_done, mark);
+    }
+    atomic_store(&child_done, 1);
+    pthread_join(thread, NULL);
+    return atomic_load(&stale_views) != 0;
+}
+
+Test(handler_config, a_view_is_never_older_than_the_last_publish, .timeout = 120)
+{
+    int stale_children = 0, failed_children = 0;
+    for (int child = 0; child < STALE_CHILDREN; child++) {
+        pid_t pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0)
+            _exit(publish_while_viewed());
+        int status;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFEXITED(status), "child %d: status %#x", child, status);
+        stale_children += WEXITSTATUS(status) == 1;
+        failed_children += WEXITSTATUS(status) == 2;
+    }
+    cr_assert_eq(failed_children, 0, "pthread_create failed in %d children", failed_children);
+    cr_assert_eq(stale_children, 0, "%d of %d processes saw a view older than the last publish",
+                 stale_children, STALE_CHILDREN);
 }

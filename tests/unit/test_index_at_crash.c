@@ -197,6 +197,18 @@ Test(index_at_crash, the_load_opens_no_cache_directory, .timeout = 60)
     cr_assert(strstr(result->output, directory) == NULL, "%s", result->output);
 }
 
+/* main starts with errno 0 (C's promise), whatever the load did: the
+ * install asks getauxval for entries a kernel may not give (AT_SYSINFO_EHDR
+ * under qemu-user, AT_MINSIGSTKSZ on x86 before Linux 5.14), and glibc
+ * sets ENOENT for those; the preloaded library must not hand it to the
+ * program. */
+Test(index_at_crash, main_starts_with_errno_0_under_the_preloaded_library, .timeout = 60)
+{
+    struct child_result *result = run_stage_crash("errno", NULL, "index_cache=0");
+    assert_exited_with(result, 0);
+    cr_assert(strstr(result->output, "errno at main: 0\n") != NULL, "%s", result->output);
+}
+
 /* A program's own alternate stack of 12 KiB (it replaced the handler's):
  * the build fits in it, and the crash names what a load would. */
 Test(index_at_crash, a_crash_on_a_small_alternate_stack_names_every_frame, .timeout = 60)
